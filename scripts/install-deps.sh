@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs exactly what zinc's build and tests need, from Debian 12 packages. Idempotent:
+# packages already present are not touched, and apt is not called when nothing is missing.
+set -euo pipefail
+
+packages=(
+  # build
+  g++ cmake ninja-build make pkg-config
+  # libraries (header-only where possible)
+  nlohmann-json3-dev libcpp-httplib-dev libcli11-dev libssl-dev libpcre2-dev
+  # Vulkan: headers, loader, shader compiler, lavapipe for tests
+  libvulkan-dev libvulkan1 glslc mesa-vulkan-drivers
+  # tests, benchmarks, fuzzing
+  libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
+  # headless browser for the web chat test
+  chromium
+)
+# node and npm run the official openai client and playwright-core in tests; a machine may
+# already have them from another source (nodesource ships npm inside nodejs).
+command -v node >/dev/null 2>&1 || packages+=(nodejs)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
