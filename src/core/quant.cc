@@ -15,9 +15,20 @@ using DequantizeFn = void (*)(const void*, float*, int64_t);
 using QuantizeFn = void (*)(const float*, void*, int64_t);
 
 void dequantize_f32(const void* src, float* dst, int64_t n) { std::memcpy(dst, src, size_t(n) * 4); }
+// Branch-free form of fp16_to_f32 (same bits for every input, NaN payloads included) so the
+// loop vectorizes: rebias the exponent; denormals via an exact subtraction of 2^-14.
 void dequantize_f16(const void* src, float* dst, int64_t n) {
   const auto* s = static_cast<const uint16_t*>(src);
-  for (int64_t i = 0; i < n; ++i) dst[i] = fp16_to_f32(s[i]);
+  for (int64_t i = 0; i < n; ++i) {
+    const uint32_t h = s[i];
+    const uint32_t magnitude = (h & 0x7fffu) << 13;
+    const uint32_t exp = magnitude & 0x0f800000u;
+    const uint32_t normal = magnitude + (112u << 23);
+    const uint32_t special = normal + (112u << 23);  // inf / NaN: exponent all ones
+    const float denormal = bits_to_f32(magnitude + (113u << 23)) - bits_to_f32(113u << 23);
+    const uint32_t bits = exp == 0 ? f32_to_bits(denormal) : exp == 0x0f800000u ? special : normal;
+    dst[i] = bits_to_f32(bits | (h & 0x8000u) << 16);
+  }
 }
 void dequantize_bf16(const void* src, float* dst, int64_t n) {
   const auto* s = static_cast<const uint16_t*>(src);
