@@ -21,8 +21,8 @@ inline void scale_min_k4(int j, const uint8_t* q, int* sc, int* mn) {
 
 }  // namespace
 
-void dequantize_q2_k(const void* src, float* dst, int64_t n) {
-  const auto* b = static_cast<const BlockQ2_K*>(src);
+void dequantize_q2_k(const void* src, float* __restrict dst, int64_t n) {
+  const auto* __restrict b = static_cast<const BlockQ2_K*>(src);
   for (int64_t i = 0; i < n / kQKK; ++i) {
     const float d = fp16_to_f32(b[i].d), dmin = fp16_to_f32(b[i].dmin);
     for (int half = 0; half < 2; ++half) {
@@ -40,8 +40,8 @@ void dequantize_q2_k(const void* src, float* dst, int64_t n) {
   }
 }
 
-void dequantize_q3_k(const void* src, float* dst, int64_t n) {
-  const auto* b = static_cast<const BlockQ3_K*>(src);
+void dequantize_q3_k(const void* src, float* __restrict dst, int64_t n) {
+  const auto* __restrict b = static_cast<const BlockQ3_K*>(src);
   for (int64_t i = 0; i < n / kQKK; ++i) {
     const float d = fp16_to_f32(b[i].d);
     const uint8_t* raw = b[i].scales;
@@ -70,8 +70,8 @@ void dequantize_q3_k(const void* src, float* dst, int64_t n) {
   }
 }
 
-void dequantize_q4_k(const void* src, float* dst, int64_t n) {
-  const auto* b = static_cast<const BlockQ4_K*>(src);
+void dequantize_q4_k(const void* src, float* __restrict dst, int64_t n) {
+  const auto* __restrict b = static_cast<const BlockQ4_K*>(src);
   for (int64_t i = 0; i < n / kQKK; ++i) {
     const float d = fp16_to_f32(b[i].d), dmin = fp16_to_f32(b[i].dmin);
     const uint8_t* q = b[i].qs;
@@ -87,8 +87,8 @@ void dequantize_q4_k(const void* src, float* dst, int64_t n) {
   }
 }
 
-void dequantize_q5_k(const void* src, float* dst, int64_t n) {
-  const auto* b = static_cast<const BlockQ5_K*>(src);
+void dequantize_q5_k(const void* src, float* __restrict dst, int64_t n) {
+  const auto* __restrict b = static_cast<const BlockQ5_K*>(src);
   for (int64_t i = 0; i < n / kQKK; ++i) {
     const float d = fp16_to_f32(b[i].d), dmin = fp16_to_f32(b[i].dmin);
     const uint8_t* ql = b[i].qs;
@@ -106,8 +106,8 @@ void dequantize_q5_k(const void* src, float* dst, int64_t n) {
   }
 }
 
-void dequantize_q6_k(const void* src, float* dst, int64_t n) {
-  const auto* b = static_cast<const BlockQ6_K*>(src);
+void dequantize_q6_k(const void* src, float* __restrict dst, int64_t n) {
+  const auto* __restrict b = static_cast<const BlockQ6_K*>(src);
   for (int64_t i = 0; i < n / kQKK; ++i) {
     const float d = fp16_to_f32(b[i].d);
     for (int half = 0; half < 2; ++half, dst += 128) {
