@@ -29,6 +29,8 @@ const Case kCases[] = {
     {TensorType::IQ4_NL, 0.10, 0.13}, {TensorType::IQ4_XS, 0.10, 0.13},   {TensorType::MXFP4, 0.15, 0.20},
 };
 
+void PrintTo(const Case& c, std::ostream* os) { *os << type_name(c.type); }
+
 enum class Dist { kGauss, kHeavy };
 
 std::vector<float> random_row(Dist dist, int64_t n, uint32_t seed) {
