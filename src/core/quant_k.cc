@@ -6,23 +6,9 @@
 #include "core/quant_internal.h"
 
 namespace zinc::quant {
-namespace {
 
-// The 6-bit scale and min of sub-block j (0..7) of Q4_K / Q5_K.
-inline void scale_min_k4(int j, const uint8_t* q, int* sc, int* mn) {
-  if (j < 4) {
-    *sc = q[j] & 63;
-    *mn = q[j + 4] & 63;
-  } else {
-    *sc = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
-    *mn = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
-  }
-}
-
-}  // namespace
-
-void dequantize_q2_k(const void* src, float* dst, int64_t n) {
-  const auto* b = static_cast<const BlockQ2_K*>(src);
+void dequantize_q2_k(const void* src, float* __restrict dst, int64_t n) {
+  const auto* __restrict b = static_cast<const BlockQ2_K*>(src);
   for (int64_t i = 0; i < n / kQKK; ++i) {
     const float d = fp16_to_f32(b[i].d), dmin = fp16_to_f32(b[i].dmin);
     for (int half = 0; half < 2; ++half) {
@@ -40,8 +26,8 @@ void dequantize_q2_k(const void* src, float* dst, int64_t n) {
   }
 }
 
-void dequantize_q3_k(const void* src, float* dst, int64_t n) {
-  const auto* b = static_cast<const BlockQ3_K*>(src);
+void dequantize_q3_k(const void* src, float* __restrict dst, int64_t n) {
+  const auto* __restrict b = static_cast<const BlockQ3_K*>(src);
   for (int64_t i = 0; i < n / kQKK; ++i) {
     const float d = fp16_to_f32(b[i].d);
     const uint8_t* raw = b[i].scales;
@@ -70,8 +56,8 @@ void dequantize_q3_k(const void* src, float* dst, int64_t n) {
   }
 }
 
-void dequantize_q4_k(const void* src, float* dst, int64_t n) {
-  const auto* b = static_cast<const BlockQ4_K*>(src);
+void dequantize_q4_k(const void* src, float* __restrict dst, int64_t n) {
+  const auto* __restrict b = static_cast<const BlockQ4_K*>(src);
   for (int64_t i = 0; i < n / kQKK; ++i) {
     const float d = fp16_to_f32(b[i].d), dmin = fp16_to_f32(b[i].dmin);
     const uint8_t* q = b[i].qs;
@@ -87,8 +73,8 @@ void dequantize_q4_k(const void* src, float* dst, int64_t n) {
   }
 }
 
-void dequantize_q5_k(const void* src, float* dst, int64_t n) {
-  const auto* b = static_cast<const BlockQ5_K*>(src);
+void dequantize_q5_k(const void* src, float* __restrict dst, int64_t n) {
+  const auto* __restrict b = static_cast<const BlockQ5_K*>(src);
   for (int64_t i = 0; i < n / kQKK; ++i) {
     const float d = fp16_to_f32(b[i].d), dmin = fp16_to_f32(b[i].dmin);
     const uint8_t* ql = b[i].qs;
@@ -106,8 +92,8 @@ void dequantize_q5_k(const void* src, float* dst, int64_t n) {
   }
 }
 
-void dequantize_q6_k(const void* src, float* dst, int64_t n) {
-  const auto* b = static_cast<const BlockQ6_K*>(src);
+void dequantize_q6_k(const void* src, float* __restrict dst, int64_t n) {
+  const auto* __restrict b = static_cast<const BlockQ6_K*>(src);
   for (int64_t i = 0; i < n / kQKK; ++i) {
     const float d = fp16_to_f32(b[i].d);
     for (int half = 0; half < 2; ++half, dst += 128) {

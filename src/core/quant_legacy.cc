@@ -2,6 +2,7 @@
 // element j in its low nibble and element j + 16 in its high nibble (model-spec §2.3).
 // Quantizers follow the reference rounding of ggml's quantize_row_*_ref exactly.
 #include <algorithm>
+#include <array>
 #include <cfloat>
 #include <cmath>
 #include <cstring>
@@ -13,22 +14,17 @@
 namespace zinc::quant {
 namespace {
 
-uint32_t load_qh(const uint8_t qh[4]) {
-  uint32_t h;
-  std::memcpy(&h, qh, 4);
-  return h;
-}
+// kHighBits[b] has byte i (little-endian) = 16 * bit i of b: the fifth bits of eight Q5 elements, in place.
+constexpr auto kHighBits = [] {
+  std::array<uint64_t, 256> t{};
+  for (int b = 0; b < 256; ++b)
+    for (int i = 0; i < 8; ++i) t[size_t(b)] |= uint64_t((b >> i) & 1) << (8 * i + 4);
+  return t;
+}();
 
-// Element with the largest magnitude (the first one on ties) and its magnitude.
-void signed_absmax(const float* x, int n, float* amax, float* max) {
-  *amax = 0.f;
-  *max = 0.f;
-  for (int j = 0; j < n; ++j) {
-    if (*amax < std::fabs(x[j])) {
-      *amax = std::fabs(x[j]);
-      *max = x[j];
-    }
-  }
+// The fifth bit (as 0 or 16) of each of the 32 elements of a Q5_0 / Q5_1 block.
+void unpack_high_bits(const uint8_t qh[4], uint8_t out[kQK]) {
+  for (int k = 0; k < 4; ++k) std::memcpy(out + 8 * k, &kHighBits[qh[k]], 8);
 }
 
 void min_max(const float* x, int n, float* min, float* max) {
@@ -42,8 +38,8 @@ void min_max(const float* x, int n, float* min, float* max) {
 
 }  // namespace
 
-void dequantize_q4_0(const void* src, float* dst, int64_t n) {
-  const auto* b = static_cast<const BlockQ4_0*>(src);
+void dequantize_q4_0(const void* src, float* __restrict dst, int64_t n) {
+  const auto* __restrict b = static_cast<const BlockQ4_0*>(src);
   for (int64_t i = 0; i < n / kQK; ++i, dst += kQK) {
     const float d = fp16_to_f32(b[i].d);
     for (int j = 0; j < kQK / 2; ++j) {
@@ -53,8 +49,8 @@ void dequantize_q4_0(const void* src, float* dst, int64_t n) {
   }
 }
 
-void dequantize_q4_1(const void* src, float* dst, int64_t n) {
-  const auto* b = static_cast<const BlockQ4_1*>(src);
+void dequantize_q4_1(const void* src, float* __restrict dst, int64_t n) {
+  const auto* __restrict b = static_cast<const BlockQ4_1*>(src);
   for (int64_t i = 0; i < n / kQK; ++i, dst += kQK) {
     const float d = fp16_to_f32(b[i].d), m = fp16_to_f32(b[i].m);
     for (int j = 0; j < kQK / 2; ++j) {
@@ -64,36 +60,38 @@ void dequantize_q4_1(const void* src, float* dst, int64_t n) {
   }
 }
 
-void dequantize_q5_0(const void* src, float* dst, int64_t n) {
-  const auto* b = static_cast<const BlockQ5_0*>(src);
+void dequantize_q5_0(const void* src, float* __restrict dst, int64_t n) {
+  const auto* __restrict b = static_cast<const BlockQ5_0*>(src);
   for (int64_t i = 0; i < n / kQK; ++i, dst += kQK) {
     const float d = fp16_to_f32(b[i].d);
-    const uint32_t h = load_qh(b[i].qh);
+    uint8_t hb[kQK];
+    unpack_high_bits(b[i].qh, hb);
     for (int j = 0; j < kQK / 2; ++j) {
-      const int lo = (b[i].qs[j] & 0xF) | int((h >> j) << 4 & 0x10);
-      const int hi = (b[i].qs[j] >> 4) | int((h >> (j + 12)) & 0x10);
+      const int lo = (b[i].qs[j] & 0xF) | hb[j];
+      const int hi = (b[i].qs[j] >> 4) | hb[j + kQK / 2];
       dst[j] = float(lo - 16) * d;
       dst[j + kQK / 2] = float(hi - 16) * d;
     }
   }
 }
 
-void dequantize_q5_1(const void* src, float* dst, int64_t n) {
-  const auto* b = static_cast<const BlockQ5_1*>(src);
+void dequantize_q5_1(const void* src, float* __restrict dst, int64_t n) {
+  const auto* __restrict b = static_cast<const BlockQ5_1*>(src);
   for (int64_t i = 0; i < n / kQK; ++i, dst += kQK) {
     const float d = fp16_to_f32(b[i].d), m = fp16_to_f32(b[i].m);
-    const uint32_t h = load_qh(b[i].qh);
+    uint8_t hb[kQK];
+    unpack_high_bits(b[i].qh, hb);
     for (int j = 0; j < kQK / 2; ++j) {
-      const int lo = (b[i].qs[j] & 0xF) | int((h >> j) << 4 & 0x10);
-      const int hi = (b[i].qs[j] >> 4) | int((h >> (j + 12)) & 0x10);
+      const int lo = (b[i].qs[j] & 0xF) | hb[j];
+      const int hi = (b[i].qs[j] >> 4) | hb[j + kQK / 2];
       dst[j] = float(lo) * d + m;
       dst[j + kQK / 2] = float(hi) * d + m;
     }
   }
 }
 
-void dequantize_q8_0(const void* src, float* dst, int64_t n) {
-  const auto* b = static_cast<const BlockQ8_0*>(src);
+void dequantize_q8_0(const void* src, float* __restrict dst, int64_t n) {
+  const auto* __restrict b = static_cast<const BlockQ8_0*>(src);
   for (int64_t i = 0; i < n / kQK; ++i, dst += kQK) {
     const float d = fp16_to_f32(b[i].d);
     for (int j = 0; j < kQK; ++j) dst[j] = float(b[i].qs[j]) * d;

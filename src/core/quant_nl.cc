@@ -50,13 +50,8 @@ void quantize_nl_superblock(int n_elems, const float* x, uint16_t* d_out, uint8_
     uint8_t* Lb = L + ib * kSub;
     float weight[kSub];
     for (int j = 0; j < kSub; ++j) weight[j] = xb[j] * xb[j];
-    float amax = 0, max = 0;
-    for (int j = 0; j < kSub; ++j) {
-      if (std::fabs(xb[j]) > amax) {
-        amax = std::fabs(xb[j]);
-        max = xb[j];
-      }
-    }
+    float amax, max;
+    signed_absmax(xb, kSub, &amax, &max);
     if (amax < kGroupMaxEps) {
       scales[ib] = 0;
       continue;
@@ -122,8 +117,8 @@ void quantize_nl_superblock(int n_elems, const float* x, uint16_t* d_out, uint8_
 
 }  // namespace
 
-void dequantize_iq4_nl(const void* src, float* dst, int64_t n) {
-  const auto* b = static_cast<const BlockIQ4_NL*>(src);
+void dequantize_iq4_nl(const void* src, float* __restrict dst, int64_t n) {
+  const auto* __restrict b = static_cast<const BlockIQ4_NL*>(src);
   for (int64_t i = 0; i < n / kQK; ++i, dst += kQK) {
     const float d = fp16_to_f32(b[i].d);
     for (int j = 0; j < kQK / 2; ++j) {
@@ -133,8 +128,8 @@ void dequantize_iq4_nl(const void* src, float* dst, int64_t n) {
   }
 }
 
-void dequantize_iq4_xs(const void* src, float* dst, int64_t n) {
-  const auto* b = static_cast<const BlockIQ4_XS*>(src);
+void dequantize_iq4_xs(const void* src, float* __restrict dst, int64_t n) {
+  const auto* __restrict b = static_cast<const BlockIQ4_XS*>(src);
   for (int64_t i = 0; i < n / kQKK; ++i) {
     const float d = fp16_to_f32(b[i].d);
     for (int ib = 0; ib < kQKK / 32; ++ib, dst += 32) {
@@ -149,8 +144,8 @@ void dequantize_iq4_xs(const void* src, float* dst, int64_t n) {
   }
 }
 
-void dequantize_mxfp4(const void* src, float* dst, int64_t n) {
-  const auto* b = static_cast<const BlockMXFP4*>(src);
+void dequantize_mxfp4(const void* src, float* __restrict dst, int64_t n) {
+  const auto* __restrict b = static_cast<const BlockMXFP4*>(src);
   for (int64_t i = 0; i < n / kQK; ++i, dst += kQK) {
     const float d = e8m0_half(b[i].e);
     for (int j = 0; j < kQK / 2; ++j) {
