@@ -333,7 +333,7 @@ Status Vocab::finish(const gguf::File* file) {
 void Vocab::detect_special_tokens() {
   SpecialIds& s = special_;
   auto force_control = [&](int32_t id) { attrs_[id] |= kAttrControl; };
-  // Missing EOT/EOM/FIM ids come from well-known texts (first match in id order).
+  // Missing EOT/FIM ids come from well-known texts, in the order of the lists.
   struct Rule {
     int32_t* id;
     const std::string_view* begin;
@@ -349,12 +349,9 @@ void Vocab::detect_special_tokens() {
       {&s.fim_sep, std::begin(kFimSep), std::end(kFimSep)},
   };
   for (const Rule& r : rules) {
-    if (*r.id != kNoToken) continue;
-    for (int32_t id = 0; id < n_tokens() && *r.id == kNoToken; ++id) {
-      if (std::find(r.begin, r.end, text(id)) != r.end) {
-        *r.id = id;
-        force_control(id);
-      }
+    for (const std::string_view* t = r.begin; t != r.end && *r.id == kNoToken; ++t) {
+      int32_t id = find(*t);  // the first text of the list that the vocabulary has
+      if (id != kNoToken) *r.id = id, force_control(id);
     }
   }
   if (s.eom == kNoToken) {
