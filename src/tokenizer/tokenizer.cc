@@ -1,5 +1,7 @@
 #include "tokenizer/tokenizer.h"
 
+#include <algorithm>
+
 #include "core/check.h"
 #include "gguf/file.h"
 #include "tokenizer/models.h"
@@ -100,6 +102,18 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::create(Vocab vocab) {
       if (id == kNoToken) id = v.find(std::string_view(reinterpret_cast<const char*>(&b), 1));
       t->byte_tokens_[b] = id;
     }
+    for (int32_t id = 0; id < v.n_tokens(); ++id) {
+      if (v.has_attr(id, kAttrControl | kAttrUnknown | kAttrByte)) continue;
+      std::string_view text = v.text(id);
+      for (size_t p = text.find(kSpaceMark, 1); p != std::string_view::npos; p = text.find(kSpaceMark, p + 1)) {
+        size_t start = p - 1;
+        while (start > 0 && (uint8_t(text[start]) & 0xC0) == 0x80) --start;
+        std::string before(text.substr(start, p - start));
+        if (before != kSpaceMark && std::find(t->spm_joins_before_space_.begin(), t->spm_joins_before_space_.end(),
+                                              before) == t->spm_joins_before_space_.end())
+          t->spm_joins_before_space_.push_back(before);
+      }
+    }
   }
   t->special_ = std::make_unique<SpecialMatcher>(v);
 
@@ -153,7 +167,20 @@ void Tokenizer::encode_fragment(std::string_view text, bool after_special, std::
       std::string escaped;
       if (vocab_.flags().add_space_prefix && after_special) escaped = kSpaceMark;
       escaped += replace_all(text, " ", kSpaceMark);
-      internal::spm_encode(vocab_, byte_tokens_, escaped, out);
+      // Merge word by word: cut before each "▁" that no token joins to the character before it.
+      std::string_view rest = escaped;
+      size_t cut = 0;
+      for (size_t p = rest.find(kSpaceMark, 1); p != std::string_view::npos; p = rest.find(kSpaceMark, p + 1)) {
+        size_t start = p - 1;
+        while (start > cut && (uint8_t(rest[start]) & 0xC0) == 0x80) --start;
+        std::string_view before = rest.substr(start, p - start);
+        if (before == kSpaceMark || std::find(spm_joins_before_space_.begin(), spm_joins_before_space_.end(),
+                                              before) != spm_joins_before_space_.end())
+          continue;
+        internal::spm_encode(vocab_, byte_tokens_, rest.substr(cut, p - cut), out);
+        cut = p;
+      }
+      internal::spm_encode(vocab_, byte_tokens_, rest.substr(cut), out);
       break;
     }
     case VocabKind::kBpe: {

@@ -67,6 +67,9 @@ class Tokenizer {
   std::unique_ptr<SpecialMatcher> special_;
   // SPM: the byte-fallback token of each byte; BPE: the token of each byte's code point.
   std::array<int32_t, 256> byte_tokens_{};
+  // SPM: characters X such that some mergeable token contains "X▁" (U+2581). Before any other
+  // character a "▁" starts a new word no merge can cross, so words are merged separately.
+  std::vector<std::string> spm_joins_before_space_;
   std::string piece_blob_;                 // decode_piece() texts, back to back
   std::vector<uint32_t> piece_offset_;     // n_tokens + 1
 };

@@ -31,9 +31,10 @@ uint64_t hash_pair(uint64_t key) {
   return key ^ (key >> 29);
 }
 
+// A power of two with the load factor at most 3/4.
 size_t table_size_for(size_t n) {
   size_t size = 16;
-  while (size < n * 2) size <<= 1;
+  while (size * 3 < n * 4) size <<= 1;
   return size;
 }
 
@@ -89,11 +90,13 @@ const char* vocab_kind_name(VocabKind k) {
 
 int32_t Vocab::find(std::string_view text) const {
   if (index_.empty()) return kNoToken;
-  size_t mask = index_.size() - 1;
-  for (size_t i = hash_bytes(text) & mask;; i = (i + 1) & mask) {
-    int32_t id = index_[i];
-    if (id == kNoToken) return kNoToken;
-    if (this->text(id) == text) return id;
+  const uint64_t h = hash_bytes(text);
+  const uint32_t tag = uint32_t(h >> 32);
+  const size_t mask = index_.size() - 1;
+  for (size_t i = h & mask;; i = (i + 1) & mask) {
+    const IndexSlot& slot = index_[i];
+    if (slot.id == kNoToken) return kNoToken;
+    if (slot.tag == tag && this->text(slot.id) == text) return slot.id;
   }
 }
 
@@ -111,16 +114,18 @@ Vocab::Merge Vocab::find_merge(int32_t left, int32_t right) const {
 bool Vocab::is_eog(int32_t id) const { return std::binary_search(eog_ids_.begin(), eog_ids_.end(), id); }
 
 Status Vocab::build_index() {
-  index_.assign(table_size_for(size_t(n_tokens())), kNoToken);
-  size_t mask = index_.size() - 1;
+  index_.assign(table_size_for(size_t(n_tokens())), IndexSlot{});
+  const size_t mask = index_.size() - 1;
   for (int32_t id = 0; id < n_tokens(); ++id) {
     std::string_view t = text(id);
-    size_t i = hash_bytes(t) & mask;
-    for (; index_[i] != kNoToken; i = (i + 1) & mask) {
-      if (text(index_[i]) == t)
-        return error("duplicate token in vocabulary: '%.*s' has ids %d and %d", int(t.size()), t.data(), index_[i], id);
+    const uint64_t h = hash_bytes(t);
+    const uint32_t tag = uint32_t(h >> 32);
+    size_t i = h & mask;
+    for (; index_[i].id != kNoToken; i = (i + 1) & mask) {
+      if (index_[i].tag == tag && text(index_[i].id) == t)
+        return error("duplicate token in vocabulary: '%.*s' has ids %d and %d", int(t.size()), t.data(), index_[i].id, id);
     }
-    index_[i] = id;
+    index_[i] = IndexSlot{tag, id};
   }
   return ok_status();
 }

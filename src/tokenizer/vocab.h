@@ -109,7 +109,11 @@ class Vocab {
   std::vector<uint32_t> text_offset_;  // n_tokens + 1 offsets into blob_
   std::vector<float> scores_;
   std::vector<uint16_t> attrs_;
-  std::vector<int32_t> index_;         // open addressing: token ids by text hash, kNoToken = empty
+  struct IndexSlot {
+    uint32_t tag = 0;        // high bits of the text's hash, to skip most text compares
+    int32_t id = kNoToken;   // kNoToken: empty
+  };
+  std::vector<IndexSlot> index_;  // open addressing: token ids by text hash
   struct MergeSlot {
     uint64_t key = ~uint64_t(0);
     Merge merge;
