@@ -8,6 +8,7 @@
 #include "gguf/file.h"
 #include "support/test_data.h"
 #include "tokenizer/tokenizer.h"
+#include "tokenizer/models.h"
 #include "tokenizer/unicode.h"
 
 namespace zinc::tokenizer {
@@ -107,6 +108,67 @@ INSTANTIATE_TEST_SUITE_P(ByteLevel, RoundTrip,
                              if (c == '-') c = '_';
                            return name;
                          });
+
+}  // namespace
+}  // namespace zinc::tokenizer
+
+namespace zinc::tokenizer {
+namespace {
+
+// Words of letters, digits, CJK, emoji and punctuation separated by single spaces (runs of
+// whitespace are user-defined tokens in some SentencePiece vocabularies, e.g. gemma3).
+std::string random_words(std::mt19937& rng) {
+  static const char* const kChars[] = {"a", "e", "s", "T", "x", "0", "7", ".", ",", ">", "<", "/", "-", "'",
+                                       "\xC3\xA9", "\xE4\xB8\xAD", "\xE6\x96\x87", "\xD0\xB6", "\xF0\x9F\x98\x80"};
+  std::string s;
+  const int n_words = 1 + int(rng() % 12);
+  for (int w = 0; w < n_words; ++w) {
+    if (w) s += ' ';
+    const int n = 1 + int(rng() % 6);
+    for (int i = 0; i < n; ++i) s += kChars[rng() % std::size(kChars)];
+  }
+  return s;
+}
+
+// SentencePiece vocabularies are merged word by word (cut before "▁" where no token joins across);
+// that must give exactly what merging the whole text at once gives.
+class SpmWords : public testing::TestWithParam<std::string> {};
+
+TEST_P(SpmWords, WordByWordMergingEqualsWholeText) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto file = gguf::open_file(test::data_path("vocab/ggml-vocab-" + GetParam() + ".gguf"));
+  ASSERT_TRUE(file.ok());
+  auto tok = Tokenizer::load(**file);
+  ASSERT_TRUE(tok.ok()) << tok.status().message();
+  const Vocab& v = (*tok)->vocab();
+  std::array<int32_t, 256> bytes;
+  static const char* kHex = "0123456789ABCDEF";
+  for (int b = 0; b < 256; ++b) bytes[b] = v.find(std::string("<0x") + kHex[b >> 4] + kHex[b & 15] + ">");
+  std::mt19937 rng(99);
+  int compared = 0;
+  for (int i = 0; i < 200; ++i) {
+    std::string text = random_words(rng) + " a> </x> y";  // gemma3 has the token ">▁</"
+    std::string escaped = v.flags().add_space_prefix ? "\xE2\x96\x81" : "";
+    for (char c : text) escaped += c == ' ' ? std::string("\xE2\x96\x81") : std::string(1, c);
+    std::vector<int32_t> whole;
+    internal::spm_encode(v, bytes, escaped, &whole);
+    // Only user-defined-free text is comparable (those are cut out before merging).
+    std::vector<int32_t> ids = (*tok)->encode(text, false, false);
+    bool has_user_defined = false;
+    for (int32_t id : ids) has_user_defined |= v.has_attr(id, kAttrUserDefined);
+    if (has_user_defined) continue;
+    EXPECT_EQ(ids, whole) << escaped;
+    ++compared;
+  }
+  EXPECT_GE(compared, 20);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shared, SpmWords, testing::Values("llama-spm", "phi-3", "gemma3"), [](const auto& info) {
+  std::string name = info.param;
+  for (char& c : name)
+    if (c == '-') c = '_';
+  return name;
+});
 
 }  // namespace
 }  // namespace zinc::tokenizer

@@ -223,6 +223,23 @@ TEST(Vocab, UnsupportedAndBrokenFilesAreErrors) {
   EXPECT_NE(dup.status().message().find("ids 0 and 2"), std::string::npos);
 }
 
+// Phi-3 vocabularies strip whitespace to the right of special tokens (llama.cpp's RSTRIP rule).
+TEST(SpecialTokens, Phi3StripsSpacesAfterSpecialTokens) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto f = gguf::open_file(test::data_path("vocab/ggml-vocab-phi-3.gguf"));
+  ASSERT_TRUE(f.ok());
+  auto t = Tokenizer::load(**f);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  const int32_t user = (*t)->vocab().find("<|user|>");
+  ASSERT_NE(user, kNoToken);
+  EXPECT_TRUE((*t)->vocab().has_attr(user, kAttrRstrip));
+  Ids spaced = (*t)->encode("<|user|>  \n Hi", false, true);
+  EXPECT_EQ(spaced, (*t)->encode("<|user|>Hi", false, true));
+  EXPECT_EQ(spaced.front(), user);
+  // Without parse_special the text stays text (and is not stripped).
+  EXPECT_NE((*t)->encode("<|user|>  Hi", false, false).front(), user);
+}
+
 // The reference engine's prompt tokens for stories260K survive decode -> encode.
 TEST(Spm, StoriesPromptsRoundTrip) {
   ZINC_REQUIRE_TEST_DATA();
