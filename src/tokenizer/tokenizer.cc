@@ -149,7 +149,7 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::create(Vocab vocab) {
       else
         blob += text;
     }
-    if (blob.size() > UINT32_MAX) return error("decoded pieces exceed 4 GiB");
+    if (blob.size() > UINT32_MAX) return Status::error("decoded pieces exceed 4 GiB");
     t->piece_offset_.push_back(uint32_t(blob.size()));
   }
   return t;

@@ -50,33 +50,6 @@ uint16_t attr_from_type(int64_t type) {
   }
 }
 
-constexpr std::string_view kEotTexts[] = {"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>",
-                                          "<|end_of_text|>", "<EOT>", "_<EOT>", "[EOT]",
-                                          "<\xef\xbd\x9c" "end\xe2\x96\x81" "of\xe2\x96\x81" "sentence\xef\xbd\x9c>",
-                                          "<end_of_utterance>"};
-constexpr std::string_view kEogTexts[] = {"<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>",
-                                          "<|calls|>", "<end_of_turn>", "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>",
-                                          "_<EOT>", "[EOT]", "[EOS]", "<|end_of_text|>", "<end_of_utterance>", "<eos>",
-                                          "<turn|>", "<|tool_response>",
-                                          "<\xef\xbd\x9c" "end\xe2\x96\x81" "of\xe2\x96\x81" "sentence\xef\xbd\x9c>"};
-constexpr std::string_view kFimPre[] = {"<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>",
-                                        "<\xef\xbd\x9c" "fim\xe2\x96\x81" "begin\xef\xbd\x9c>", "<PRE>",
-                                        "\xe2\x96\x81<PRE>", "<|code_prefix|>", "<|prefix|>"};
-constexpr std::string_view kFimSuf[] = {"<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>",
-                                        "<\xef\xbd\x9c" "fim\xe2\x96\x81" "hole\xef\xbd\x9c>", "<SUF>",
-                                        "\xe2\x96\x81<SUF>", "<|code_suffix|>", "<|suffix|>"};
-constexpr std::string_view kFimMid[] = {"<|fim_middle|>", "<fim-middle>", "<fim_middle>",
-                                        "<\xef\xbd\x9c" "fim\xe2\x96\x81" "end\xef\xbd\x9c>", "<MID>",
-                                        "\xe2\x96\x81<MID>", "<|code_middle|>", "<|middle|>"};
-constexpr std::string_view kFimPad[] = {"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]"};
-constexpr std::string_view kFimRep[] = {"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>"};
-constexpr std::string_view kFimSep[] = {"<|file_sep|>"};
-
-template <size_t N>
-bool is_one_of(std::string_view s, const std::string_view (&list)[N]) {
-  return std::find(std::begin(list), std::end(list), s) != std::end(list);
-}
-
 }  // namespace
 
 const char* vocab_kind_name(VocabKind k) {
@@ -180,7 +153,7 @@ Result<Vocab> Vocab::from_parts(VocabKind kind, std::string pre, std::vector<std
 Result<Vocab> Vocab::load(const gguf::File& file) {
   Vocab v;
   ZINC_ASSIGN_OR_RETURN(auto model, file.find_string("tokenizer.ggml.model"));
-  if (!model) return error("no tokenizer in this file (tokenizer.ggml.model is missing)");
+  if (!model) return Status::error("no tokenizer in this file (tokenizer.ggml.model is missing)");
   v.model_name_ = std::string(*model);
   if (*model == "llama") {
     v.kind_ = VocabKind::kSpm;
@@ -196,7 +169,7 @@ Result<Vocab> Vocab::load(const gguf::File& file) {
   if (pre) v.pre_ = std::string(*pre);
 
   ZINC_ASSIGN_OR_RETURN(const gguf::ValueView* tokens, file.find_array("tokenizer.ggml.tokens", gguf::ValueType::STRING));
-  if (!tokens) return error("tokenizer.ggml.tokens is missing");
+  if (!tokens) return Status::error("tokenizer.ggml.tokens is missing");
   const size_t n = tokens->array_count;
   if (n == 0 || n > size_t(INT32_MAX) - 1) return error("tokenizer.ggml.tokens has %zu tokens", n);
 
@@ -204,7 +177,7 @@ Result<Vocab> Vocab::load(const gguf::File& file) {
   if (scores) {
     if (scores->type != gguf::ValueType::ARRAY ||
         (scores->array_type != gguf::ValueType::FLOAT32 && scores->array_type != gguf::ValueType::INT32))
-      return error("tokenizer.ggml.scores must be an array of FLOAT32 or INT32");
+      return Status::error("tokenizer.ggml.scores must be an array of FLOAT32 or INT32");
     if (scores->array_count < n) return error("tokenizer.ggml.scores has %zu entries for %zu tokens", size_t(scores->array_count), n);
   }
   ZINC_ASSIGN_OR_RETURN(const gguf::ValueView* types, file.find_array("tokenizer.ggml.token_type", gguf::ValueType::INT32));
@@ -235,7 +208,7 @@ Result<Vocab> Vocab::load(const gguf::File& file) {
 
   if (v.kind_ == VocabKind::kBpe) {
     ZINC_ASSIGN_OR_RETURN(const gguf::ValueView* merges, file.find_array("tokenizer.ggml.merges", gguf::ValueType::STRING));
-    if (!merges) return error("tokenizer.ggml.merges is missing (needed by the gpt2 tokenizer)");
+    if (!merges) return Status::error("tokenizer.ggml.merges is missing (needed by the gpt2 tokenizer)");
     ZINC_RETURN_IF_ERROR(v.build_merges(merges->array_strings));
   }
   ZINC_RETURN_IF_ERROR(v.finish(&file));
@@ -306,10 +279,10 @@ Status Vocab::finish(const gguf::File* file) {
     flags_.strip_accents = flags_.lowercase;
   }
   if (kind_ == VocabKind::kBpe) flags_.add_space_prefix = false;
-  if (flags_.add_bos && s.bos == kNoToken) return error("tokenizer.ggml.add_bos_token is true, but there is no BOS token");
-  if (flags_.add_eos && s.eos == kNoToken) return error("tokenizer.ggml.add_eos_token is true, but there is no EOS token");
+  if (flags_.add_bos && s.bos == kNoToken) return Status::error("tokenizer.ggml.add_bos_token is true, but there is no BOS token");
+  if (flags_.add_eos && s.eos == kNoToken) return Status::error("tokenizer.ggml.add_eos_token is true, but there is no EOS token");
   if (flags_.add_sep && s.sep == kNoToken) {
-    if (kind_ == VocabKind::kWordPiece) return error("the bert tokenizer needs a separator token");
+    if (kind_ == VocabKind::kWordPiece) return Status::error("the bert tokenizer needs a separator token");
     flags_.add_sep = false;
   }
   detect_special_tokens();
@@ -333,71 +306,6 @@ Status Vocab::finish(const gguf::File* file) {
     set_attr("[MASK]", kAttrLstrip, true);
   }
   return ok_status();
-}
-
-void Vocab::detect_special_tokens() {
-  SpecialIds& s = special_;
-  auto force_control = [&](int32_t id) { attrs_[id] |= kAttrControl; };
-  // Missing EOT/FIM ids come from well-known texts, in the order of the lists.
-  struct Rule {
-    int32_t* id;
-    const std::string_view* begin;
-    const std::string_view* end;
-  };
-  const Rule rules[] = {
-      {&s.eot, std::begin(kEotTexts), std::end(kEotTexts)},
-      {&s.fim_pre, std::begin(kFimPre), std::end(kFimPre)},
-      {&s.fim_suf, std::begin(kFimSuf), std::end(kFimSuf)},
-      {&s.fim_mid, std::begin(kFimMid), std::end(kFimMid)},
-      {&s.fim_pad, std::begin(kFimPad), std::end(kFimPad)},
-      {&s.fim_rep, std::begin(kFimRep), std::end(kFimRep)},
-      {&s.fim_sep, std::begin(kFimSep), std::end(kFimSep)},
-  };
-  for (const Rule& r : rules) {
-    for (const std::string_view* t = r.begin; t != r.end && *r.id == kNoToken; ++t) {
-      int32_t id = find(*t);  // the first text of the list that the vocabulary has
-      if (id != kNoToken) *r.id = id, force_control(id);
-    }
-  }
-  if (s.eom == kNoToken) {
-    int32_t id = find("<|eom_id|>");
-    if (id != kNoToken) s.eom = id, force_control(id);
-  }
-  for (int32_t id = 0; id < n_tokens(); ++id)
-    if (has_attr(id, kAttrControl) && text(id).find("unused") != std::string_view::npos) attrs_[id] |= kAttrUnused;
-
-  std::vector<int32_t> eog;
-  for (int32_t id : {s.fim_pad, s.fim_rep, s.fim_sep, s.eos, s.eot, s.eom})
-    if (id != kNoToken) eog.push_back(id);
-  for (int32_t id = 0; id < n_tokens(); ++id) {
-    if (is_one_of(text(id), kEogTexts)) {
-      eog.push_back(id);
-      force_control(id);
-    }
-  }
-  // gpt-oss renders these as text.
-  for (auto t : {"<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"}) {
-    int32_t id = find(t);
-    if (id != kNoToken) attrs_[id] = kAttrUserDefined;
-  }
-  std::sort(eog.begin(), eog.end());
-  eog.erase(std::unique(eog.begin(), eog.end()), eog.end());
-  auto has = [&](std::string_view t) {
-    int32_t id = find(t);
-    return id != kNoToken && std::binary_search(eog.begin(), eog.end(), id);
-  };
-  auto drop = [&](std::string_view t, uint16_t new_attr) {
-    int32_t id = find(t);
-    auto it = std::lower_bound(eog.begin(), eog.end(), id);
-    if (it != eog.end() && *it == id) eog.erase(it);
-    attrs_[id] = new_attr;
-  };
-  // <|end|> ends a message, not the generation, in harmony-style (gpt-oss, solar-open) vocabularies.
-  if (has("<|end|>") && ((has("<|return|>") && (has("<|call|>") || has("<|calls|>"))) ||
-                         ((has("<|call|>") || has("<|calls|>")) && has("<|flush|>"))))
-    drop("<|end|>", kAttrUserDefined);
-  if (has("<|tool_response>") && has("</s>")) drop("</s>", kAttrNormal);
-  eog_ids_ = std::move(eog);
 }
 
 }  // namespace zinc::tokenizer
