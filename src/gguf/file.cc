@@ -79,7 +79,7 @@ Status read_scalar(Reader& r, ValueType t, ValueView& v, const char* what) {
     case ValueType::FLOAT64: { double x{}; ZINC_RETURN_IF_ERROR(r.read(x, what)); v.scalar.f64 = x; break; }
     case ValueType::BOOL: { uint8_t x{}; ZINC_RETURN_IF_ERROR(r.read(x, what)); v.scalar.u64 = x != 0; break; }
     case ValueType::STRING: return r.read_string(v.str, what);
-    case ValueType::ARRAY: return error("internal: read_scalar on ARRAY");
+    case ValueType::ARRAY: return Status::error("internal: read_scalar on ARRAY");
   }
   return Status();
 }
@@ -147,7 +147,7 @@ Result<std::unique_ptr<File>> File::open(const std::string& path) {
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    return error("not a regular file");
+    return Status::error("not a regular file");
   }
   std::unique_ptr<File> f(new File());
   if (st.st_size > 0) {
@@ -182,7 +182,7 @@ Status File::parse() {
   ZINC_RETURN_IF_ERROR(r.read(version_, "version"));
   if ((version_ & 0xFFFF) == 0 && version_ != 0)
     return error("GGUF version 0x%08x looks byte-swapped: big-endian files are not supported", version_);
-  if (version_ == 1) return error("GGUF version 1 is not supported (only 2 and 3)");
+  if (version_ == 1) return Status::error("GGUF version 1 is not supported (only 2 and 3)");
   if (version_ != 2 && version_ != 3) return error("unsupported GGUF version %u (only 2 and 3)", version_);
 
   int64_t n_tensors = 0, n_kv = 0;
