@@ -29,9 +29,13 @@ class Rng {
   float uniform() { return float(next() >> 40) * (1.0f / 16777216.0f); }  // [0, 1)
   float uniform(float lo, float hi) { return lo + (hi - lo) * uniform(); }
   int uniform_int(int lo, int hi) { return lo + int(next() % uint64_t(hi - lo + 1)); }  // [lo, hi]
-  float normal() {  // Box-Muller
-    const float u1 = 1.0f - uniform(), u2 = uniform();
-    return std::sqrt(-2.0f * std::log(u1)) * std::cos(6.2831853f * u2);
+  // Approximately N(0, 1): the sum of four uniforms (Irwin-Hall), rescaled. Bounded at ±3.46,
+  // and about 20x cheaper than Box-Muller, which matters for multi-GB float models.
+  float normal() {
+    const uint64_t v = next();
+    const uint32_t sum = uint32_t(v & 0xFFFF) + uint32_t((v >> 16) & 0xFFFF) + uint32_t((v >> 32) & 0xFFFF) +
+                         uint32_t(v >> 48);
+    return ((float(sum) + 2.0f) * (1.0f / 65536.0f) - 2.0f) * 1.7320508f;
   }
   void bytes(uint8_t* p, size_t n) {
     while (n >= 8) {

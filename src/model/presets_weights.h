@@ -11,6 +11,7 @@
 
 namespace zinc::model {
 
+// N(mean, sd) below is approximately normal: a rescaled sum of four uniforms.
 enum class WeightInit {
   kMatrix,     // N(0, 1/sqrt(ne[0])): projections, experts, routers, conv kernels, 1-D gate rows
   kEmbedding,  // N(0, 1): token_embd
