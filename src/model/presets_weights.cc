@@ -101,10 +101,13 @@ uint16_t half(float x) { return f32_to_fp16(x); }
 // scales, so that d = sigma / constant (each block's d jittered by ±25%).
 void random_block(TensorType type, float sigma, Rng& rng, uint8_t* out) {
   const float d = sigma * rng.uniform(0.75f, 1.25f);
+  // The Q4_0/Q5_0 levels (q - 8, q - 16) average -0.5: a random sign of d (real files have both,
+  // as d = max / -8 follows the sign of the largest value) keeps the weights centred.
+  const float sign = rng.next() & 1 ? 1.0f : -1.0f;
   switch (type) {
     case TensorType::Q4_0: {
       BlockQ4_0 b;
-      b.d = half(d / 4.61f);
+      b.d = half(sign * d / 4.61f);
       rng.bytes(b.qs, sizeof b.qs);
       std::memcpy(out, &b, sizeof b);
       return;
@@ -119,7 +122,7 @@ void random_block(TensorType type, float sigma, Rng& rng, uint8_t* out) {
     }
     case TensorType::Q5_0: {
       BlockQ5_0 b;
-      b.d = half(d / 9.23f);
+      b.d = half(sign * d / 9.23f);
       rng.bytes(b.qh, sizeof b.qh);
       rng.bytes(b.qs, sizeof b.qs);
       std::memcpy(out, &b, sizeof b);

@@ -128,7 +128,7 @@ TEST(MakeModel, QuantizedPresetsDequantizeToPlausibleValues) {
         ASSERT_TRUE(std::isfinite(v)) << t.name;
         sum += v, sq += double(v) * v;
       }
-      if (!model::tensor_is_quantizable(t.name, t.ne)) continue;
+      if (!model::tensor_is_quantizable(t.name, t.ne) || x.size() < 4096) continue;  // too few blocks for stats
       const double mean = sum / x.size(), sd = std::sqrt(sq / x.size() - mean * mean);
       const double want = t.name == "token_embd.weight" ? 1.0 : 1.0 / std::sqrt(double(t.ne[0]));
       EXPECT_NEAR(sd / want, 1.0, 0.25) << t.name << " " << type_name(t.type);

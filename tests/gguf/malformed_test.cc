@@ -55,5 +55,16 @@ TEST(GgufMalformed, EveryTruncationOfAValidFileFails) {
   }
 }
 
+// The committed corpus is what make_malformed.py writes (regenerate it after editing the script).
+TEST(GgufMalformed, CorpusIsUpToDate) {
+  if (test::run_command("python3 --version", nullptr) != 0) GTEST_SKIP() << "python3 not installed";
+  const std::string out = test::temp_path("malformed-regenerated");
+  std::string log;
+  ASSERT_EQ(test::run_command("python3 '" + test::malformed_dir() + "/../make_malformed.py' '" + out + "'", &log), 0)
+      << log;
+  ASSERT_EQ(test::run_command("diff -r '" + out + "' '" + test::malformed_dir() + "'", &log), 0)
+      << "run python3 tests/gguf/make_malformed.py:\n" << log;
+}
+
 }  // namespace
 }  // namespace zinc::gguf
