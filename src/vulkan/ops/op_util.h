@@ -1,0 +1,30 @@
+// Helpers shared by the ops: shader variant names and dispatch geometry.
+#pragma once
+
+#include <string>
+
+#include "core/tensor_type.h"
+#include "vulkan/commands.h"
+
+namespace zinc::vulkan::ops {
+
+// "q4_k", "f16", ...: the type part of shader variant names (shaders/shaders.cmake).
+std::string shader_type_suffix(TensorType t);
+
+// Activations: `n_tokens` rows of floats at a stride (in floats) that is a multiple of 4, in a
+// range whose offset meets the device's min_storage_offset_alignment.
+struct Activations {
+  BufferRange range;
+  uint32_t stride = 0;
+};
+
+// Workgroup counts for n workgroups: x at most 65535, y as needed (shaders flatten x + y * nx).
+struct Grid {
+  uint32_t x = 1, y = 1;
+};
+Grid grid_for(uint32_t n_groups);
+
+// The whole buffer behind a range, for binding a weight chunk.
+inline BufferRange whole(const Buffer& b) { return {&b, 0, VK_WHOLE_SIZE}; }
+
+}  // namespace zinc::vulkan::ops
