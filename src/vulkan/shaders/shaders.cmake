@@ -37,6 +37,11 @@ foreach(type ${ZINC_INT8_TYPES})
   zinc_shader(matvec_${t}_int8 matvec.comp TYPE_${type} INT8)
   zinc_shader(matvec_${t}_int8_sg matvec.comp TYPE_${type} INT8 SUBGROUP)
 endforeach()
+zinc_shader(rms_norm rms_norm.comp)
+zinc_shader(rms_norm_sg rms_norm.comp SUBGROUP)
+zinc_shader(argmax argmax.comp)
+zinc_shader(argmax_sg argmax.comp SUBGROUP)
+zinc_shader(elementwise elementwise.comp)
 
 # shaders_embedded.cc: one array per variant plus the name table (src/vulkan/shaders.h).
 set(gen ${ZINC_SHADER_OUT}/shaders_embedded.cc)
