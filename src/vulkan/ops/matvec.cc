@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "core/check.h"
 
 #include "vulkan/ops/op_util.h"
 
@@ -27,10 +26,8 @@ bool int8_capable(TensorType t) {
 }
 
 // Rows per workgroup: enough loads in flight per thread without spilling registers.
-uint32_t default_rows(const WeightFormat& f, uint32_t tokens) {
-  const bool wide = f.q_bytes > 32;  // F16, BF16, F32: 64-128 bytes of codes per group and row
-  if (tokens == 1) return wide ? 2 : 4;
-  return wide ? 1 : 2;
+uint32_t default_rows(const WeightFormat& f) {
+  return f.q_bytes > 32 ? 2 : 4;  // F16, BF16, F32: 64-128 bytes of codes per group and row
 }
 
 }  // namespace
@@ -38,11 +35,9 @@ uint32_t default_rows(const WeightFormat& f, uint32_t tokens) {
 Matvec::~Matvec() = default;
 
 Result<std::unique_ptr<Matvec>> Matvec::create(const Device& device, TensorType type, const MatvecOptions& options) {
-  ZINC_RETURN_IF_ERROR(weight_format(type).status());
-  if (options.max_tokens < 1 || options.max_tokens > 8)
-    return error("matvec handles 1 to 8 tokens, asked for %u", options.max_tokens);
+  ZINC_ASSIGN_OR_RETURN(const WeightFormat f, weight_format(type));
   const DeviceCaps& caps = device.caps();
-  std::unique_ptr<Matvec> m(new Matvec(device));
+  std::unique_ptr<Matvec> m(new Matvec());
   m->type_ = type;
   m->options_ = options;
   m->int8_ = options.int8 && caps.int8_dot && int8_capable(type);
@@ -51,38 +46,15 @@ Result<std::unique_ptr<Matvec>> Matvec::create(const Device& device, TensorType 
   if ((group_size & (group_size - 1)) != 0 || group_size > caps.max_workgroup_invocations)
     return error("matvec workgroup of %u threads: not a power of two or over the device's %u", group_size,
                  caps.max_workgroup_invocations);
-  m->min_subgroup_ = sg ? std::max<uint32_t>(caps.min_subgroup_size, 1) : 1;
-  m->group_size_ = group_size;
-  m->shader_ = "matvec_" + shader_type_suffix(type) + (m->int8_ ? "_int8" : "") + (sg ? "_sg" : "");
-  m->variants_.reserve(4);  // at most 4 token counts: pointers to variants stay valid
-  ZINC_RETURN_IF_ERROR(m->variant(1).status());  // fails early when the shader cannot be made
+  const uint32_t min_sg = sg ? std::max<uint32_t>(caps.min_subgroup_size, 1) : 1;
+  const uint32_t mats = options.swiglu ? 2 : 1;
+  uint32_t rows = options.rows ? options.rows : default_rows(f);
+  while (rows > 1 && uint64_t(mats) * rows * (group_size / min_sg) * 4 + 64 > caps.max_compute_shared_bytes) rows /= 2;
+  m->rows_per_group_ = rows;
+  const std::string shader = "matvec_" + shader_type_suffix(type) + (m->int8_ ? "_int8" : "") + (sg ? "_sg" : "");
+  ZINC_ASSIGN_OR_RETURN(m->pipeline_, make_pipeline(device, shader, 5, sizeof(Push),
+                                                    {group_size, rows, options.swiglu ? 1u : 0u, min_sg}));
   return m;
-}
-
-Result<const Matvec::Variant*> Matvec::variant(uint32_t n_tokens) const {
-  uint32_t tokens = 1;
-  while (tokens < n_tokens) tokens *= 2;
-  for (const Variant& v : variants_)
-    if (v.tokens == tokens) return &v;
-  const DeviceCaps& caps = device_.caps();
-  const uint32_t mats = options_.swiglu ? 2 : 1;
-  ZINC_ASSIGN_OR_RETURN(const WeightFormat f, weight_format(type_));
-  uint32_t rows = options_.rows ? options_.rows : default_rows(f, tokens);
-  while (rows > 1 &&
-         uint64_t(mats) * rows * tokens * (group_size_ / min_subgroup_) * 4 + 64 > caps.max_compute_shared_bytes)
-    rows /= 2;
-  PipelineDesc desc;
-  desc.shader = shader_;
-  desc.n_buffers = 5;
-  desc.push_constant_bytes = sizeof(Push);
-  desc.spec_constants = {group_size_, rows, tokens, options_.swiglu ? 1u : 0u, min_subgroup_};
-  desc.push_descriptors = true;
-  Variant v;
-  v.tokens = tokens;
-  v.rows = rows;
-  ZINC_ASSIGN_OR_RETURN(v.pipeline, Pipeline::create(device_, desc));
-  variants_.push_back(std::move(v));
-  return &variants_.back();
 }
 
 Status Matvec::record(Commands& cmd, const WeightBuffer& w, const Activations& x, const Activations& y,
@@ -107,14 +79,12 @@ Status Matvec::record_pair(Commands& cmd, const WeightBuffer& w0, const WeightBu
   if (w0.type() != type_)
     return error("matvec for %s given a %s matrix", std::string(type_name(type_)).c_str(),
                  std::string(type_name(w0.type())).c_str());
-  if (n_tokens < 1 || n_tokens > options_.max_tokens)
-    return error("matvec made for 1..%u tokens, asked for %u", options_.max_tokens, n_tokens);
+  if (n_tokens == 0) return Status();
   if (x.stride % 4 != 0 || x.stride < w0.cols())
     return error("matvec x stride %u: must be a multiple of 4 and at least cols %lld", x.stride, (long long)w0.cols());
   if (y.stride < w0.rows()) return error("matvec y stride %u is less than rows %lld", y.stride, (long long)w0.rows());
   if (residual && residual->stride != y.stride)
     return error("matvec residual stride %u differs from y stride %u", residual->stride, y.stride);
-  ZINC_ASSIGN_OR_RETURN(const Variant* v, variant(n_tokens));
   for (size_t i = 0; i < w0.chunks().size(); ++i) {
     const WeightChunk& c0 = w0.chunks()[i];
     const WeightChunk& c1 = w1 ? w1->chunks()[i] : c0;
@@ -123,8 +93,8 @@ Status Matvec::record_pair(Commands& cmd, const WeightBuffer& w0, const WeightBu
               {c0.q_word, c0.h_word, c0.m_word, 0}, {c1.q_word, c1.h_word, c1.m_word, 0}};
     const BufferRange buffers[5] = {whole(*c0.buffer), whole(*c1.buffer), x.range, y.range,
                                     residual ? residual->range : y.range};
-    const Grid grid = grid_for((c0.rows + v->rows - 1) / v->rows);
-    cmd.dispatch(*v->pipeline, buffers, &push, sizeof push, grid.x, grid.y);
+    const Grid grid = grid_for((c0.rows + rows_per_group_ - 1) / rows_per_group_);
+    cmd.dispatch(*pipeline_, buffers, &push, sizeof push, grid.x, grid.y);
   }
   return Status();
 }

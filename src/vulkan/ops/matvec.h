@@ -1,13 +1,11 @@
-// Decode matrix-vector products with dequantization fused: y = W x for 1..8 tokens, optionally
-// with two matrices sharing x and a SwiGLU output (silu(W_gate x) * (W_up x)), and optionally
-// adding a residual. The pipeline for a token count (1, 2, 4 or 8) is made once, on the first
-// record() that needs it; record() otherwise allocates nothing and adds no barrier (the caller
-// orders dependent work with Commands::barrier()). Not thread-safe.
+// Decode matrix-vector products with dequantization fused: y = W x for a few tokens (batched
+// decode; tokens run one after another in one dispatch, the rows re-read from the cache),
+// optionally with two matrices sharing x and a SwiGLU output (silu(W_gate x) * (W_up x)), and
+// optionally adding a residual. The pipeline is made at creation; record() allocates nothing
+// and adds no barrier (the caller orders dependent work with Commands::barrier()).
 #pragma once
 
 #include <memory>
-#include <string>
-#include <vector>
 
 #include "vulkan/ops/op_util.h"
 #include "vulkan/weights.h"
@@ -15,7 +13,6 @@
 namespace zinc::vulkan::ops {
 
 struct MatvecOptions {
-  uint32_t max_tokens = 8;  // 1..8: pipelines for 1, 2, 4, 8 tokens up to this
   bool swiglu = false;      // record_swiglu() instead of record()
   // Quantize x to int8 per 32 elements and use integer dot products, where the device has them
   // and the type is linear (all but F16/BF16/F32, IQ4_NL, IQ4_XS, MXFP4). Relative error of
@@ -43,22 +40,15 @@ class Matvec {
   bool uses_int8() const { return int8_; }
 
  private:
-  struct Variant {
-    uint32_t tokens = 0, rows = 0;
-    std::unique_ptr<Pipeline> pipeline;
-  };
-  Matvec(const Device& d) : device_(d) {}
-  Result<const Variant*> variant(uint32_t n_tokens) const;
+  Matvec() = default;
   Status record_pair(Commands& cmd, const WeightBuffer& w0, const WeightBuffer* w1, const Activations& x,
                      const Activations& y, uint32_t n_tokens, const Activations* residual) const;
 
-  const Device& device_;
   TensorType type_ = TensorType::F32;
   MatvecOptions options_;
   bool int8_ = false;
-  std::string shader_;
-  uint32_t group_size_ = 0, min_subgroup_ = 1;
-  mutable std::vector<Variant> variants_;  // by token count, made on first use
+  uint32_t rows_per_group_ = 1;
+  std::unique_ptr<Pipeline> pipeline_;
 };
 
 }  // namespace zinc::vulkan::ops

@@ -1,5 +1,5 @@
 #version 450
-// Decode matrix-vector product y[t][r] = sum_k W[r][k] x[t][k] for up to kTokens tokens, fused
+// Decode matrix-vector product y[t][r] = sum_k W[r][k] x[t][k] for a few tokens, fused
 // with dequantization of W (repacked layout: src/vulkan/weights.h).
 // Defines: TYPE_<T>; INT8: x is quantized per 32-group to int8 and multiplied with integer dot
 // products; SUBGROUP: reductions use subgroup arithmetic (else shared memory only).
@@ -22,9 +22,8 @@ int sdot4(uint a, uint b) { return sdot4_packed(a, b, 0); }
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint kGroupSize = 128;
 layout(constant_id = 1) const uint kRows = 2;
-layout(constant_id = 2) const uint kTokens = 1;
-layout(constant_id = 3) const bool kPair = false;
-layout(constant_id = 4) const uint kMinSubgroupSize = 1;
+layout(constant_id = 2) const bool kPair = false;
+layout(constant_id = 3) const uint kMinSubgroupSize = 1;
 
 #define TWO_WEIGHTS
 #include "quant.glsl"
@@ -37,7 +36,7 @@ layout(std430, binding = 4) readonly buffer R { float residual[]; };
 layout(push_constant) uniform Push {
   uint rows;      // rows of this chunk
   uint cols;
-  uint n_tokens;  // <= kTokens
+  uint n_tokens;
   uint x_stride;  // floats from one token's x to the next (multiple of 4)
   uint y_stride;  // floats from one token's y (and residual) to the next
   uint y_offset;  // index of this chunk's first row within a token's y
@@ -48,19 +47,21 @@ layout(push_constant) uniform Push {
 } p;
 
 const uint kMats = kPair ? 2 : 1;
-const uint kValues = kMats * kRows * kTokens;
+const uint kValues = kMats * kRows;
 const uint kSlots = kGroupSize / kMinSubgroupSize;  // partial sums per value
 shared float partial[kValues * kSlots];
 
 // x[t][32 g .. 32 g + 32), zero past cols.
 void load_x(uint t, uint g, out vec4 xv[8]) {
   const uint base = t * p.x_stride + 32 * g;
-  if (32 * g + 32 <= p.cols) {
-    [[unroll]] for (uint j = 0; j < 8; ++j) xv[j] = x4[base / 4 + j];
-  } else {
+#ifdef FLOAT_WEIGHTS
+  if (32 * g + 32 > p.cols) {  // only float rows end in a partial group
     [[unroll]] for (uint j = 0; j < 8; ++j)
       [[unroll]] for (uint i = 0; i < 4; ++i) xv[j][i] = 32 * g + 4 * j + i < p.cols ? x1[base + 4 * j + i] : 0.0;
+    return;
   }
+#endif
+  [[unroll]] for (uint j = 0; j < 8; ++j) xv[j] = x4[base / 4 + j];
 }
 
 void main() {
@@ -70,26 +71,23 @@ void main() {
   const uint groups = (p.cols + 31) / 32;
   const uint blocks = groups / BLOCK_GROUPS;
 
-  float acc[kValues];
-  [[unroll]] for (uint v = 0; v < kValues; ++v) acc[v] = 0.0;
-
-  for (uint g = tid; g < groups; g += kGroupSize) {
-    Group gr[kMats * kRows];
-    [[unroll]] for (uint v = 0; v < kMats * kRows; ++v) {
-      const uint which = v / kRows;
-      const uint row = min(row0 + v % kRows, p.rows - 1);
-      gr[v] = load_group(which, which == 0 ? p.planes0 : p.planes1, row * groups + g, row * blocks + g / BLOCK_GROUPS,
-                         g % BLOCK_GROUPS);
-    }
-    [[unroll]] for (uint t = 0; t < kTokens; ++t) {
-      if (t >= p.n_tokens) break;
+  // Tokens one after another: after the first, this workgroup's rows come from the cache.
+  for (uint t = 0; t < p.n_tokens; ++t) {
+    float acc[kValues];
+    [[unroll]] for (uint v = 0; v < kValues; ++v) acc[v] = 0.0;
+    for (uint g = tid; g < groups; g += kGroupSize) {
+      Group gr[kValues];
+      [[unroll]] for (uint v = 0; v < kValues; ++v) {
+        const uint which = v / kRows;
+        const uint row = min(row0 + v % kRows, p.rows - 1);
+        gr[v] = load_group(which, which == 0 ? p.planes0 : p.planes1, row * groups + g,
+                           row * blocks + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
+      }
       vec4 xv[8];
       load_x(t, g, xv);
 #ifdef HAS_OFFSET
       const vec4 s4 = xv[0] + xv[1] + xv[2] + xv[3], s4h = xv[4] + xv[5] + xv[6] + xv[7];
       const float sx0 = s4.x + s4.y + s4.z + s4.w, sx1 = s4h.x + s4h.y + s4h.z + s4h.w;
-#else
-      const float sx0 = 0.0, sx1 = 0.0;
 #endif
 #ifdef INT8
       vec4 m4 = max(abs(xv[0]), abs(xv[1]));
@@ -100,7 +98,7 @@ void main() {
       uint xq[8];
       [[unroll]] for (uint j = 0; j < 8; ++j) xq[j] = packSnorm4x8(xv[j] * inv);
 #endif
-      [[unroll]] for (uint v = 0; v < kMats * kRows; ++v) {
+      [[unroll]] for (uint v = 0; v < kValues; ++v) {
 #ifdef INT8
         int s0 = 0, s1 = 0;
         [[unroll]] for (uint j = 0; j < 4; ++j) {
@@ -122,40 +120,39 @@ void main() {
 #ifdef HAS_OFFSET
         r += gr[v].ab.z * sx0 + gr[v].ab.w * sx1;
 #endif
-        acc[v * kTokens + t] += r;
+        acc[v] += r;
       }
     }
-  }
 
-  // Workgroup sums of every value, then one thread per (row, token) writes.
+    // Workgroup sums of every value, then one thread per row writes.
 #ifdef SUBGROUP
-  [[unroll]] for (uint v = 0; v < kValues; ++v) {
-    const float s = subgroupAdd(acc[v]);
-    if (subgroupElect()) partial[v * kSlots + gl_SubgroupID] = s;
-  }
-  barrier();
-  const uint n_parts = gl_NumSubgroups;
-#else
-  [[unroll]] for (uint v = 0; v < kValues; ++v) partial[v * kSlots + tid] = acc[v];
-  barrier();
-  for (uint s = kGroupSize / 2; s > 0; s >>= 1) {
-    if (tid < s)
-      [[unroll]] for (uint v = 0; v < kValues; ++v) partial[v * kSlots + tid] += partial[v * kSlots + tid + s];
-    barrier();
-  }
-  const uint n_parts = 1;
-#endif
-  for (uint o = tid; o < kRows * kTokens; o += kGroupSize) {
-    const uint r = o / kTokens, t = o % kTokens;
-    if (row0 + r >= p.rows || t >= p.n_tokens) continue;
-    float sum = 0.0, up = 0.0;
-    for (uint i = 0; i < n_parts; ++i) sum += partial[o * kSlots + i];
-    if (kPair) {
-      for (uint i = 0; i < n_parts; ++i) up += partial[(kRows * kTokens + o) * kSlots + i];
-      sum = sum / (1.0 + exp(-sum)) * up;
+    [[unroll]] for (uint v = 0; v < kValues; ++v) {
+      const float s = subgroupAdd(acc[v]);
+      if (subgroupElect()) partial[v * kSlots + gl_SubgroupID] = s;
     }
-    const uint dst = t * p.y_stride + p.y_offset + row0 + r;
-    if ((p.flags & 1u) != 0u) sum += residual[dst];
-    y[dst] = sum;
+    barrier();
+    const uint n_parts = gl_NumSubgroups;
+#else
+    [[unroll]] for (uint v = 0; v < kValues; ++v) partial[v * kSlots + tid] = acc[v];
+    barrier();
+    for (uint s = kGroupSize / 2; s > 0; s >>= 1) {
+      if (tid < s)
+        [[unroll]] for (uint v = 0; v < kValues; ++v) partial[v * kSlots + tid] += partial[v * kSlots + tid + s];
+      barrier();
+    }
+    const uint n_parts = 1;
+#endif
+    if (tid < kRows && row0 + tid < p.rows) {
+      float sum = 0.0, up = 0.0;
+      for (uint i = 0; i < n_parts; ++i) sum += partial[tid * kSlots + i];
+      if (kPair) {
+        for (uint i = 0; i < n_parts; ++i) up += partial[(kRows + tid) * kSlots + i];
+        sum = sum / (1.0 + exp(-sum)) * up;
+      }
+      const uint dst = t * p.y_stride + p.y_offset + row0 + tid;
+      if ((p.flags & 1u) != 0u) sum += residual[dst];
+      y[dst] = sum;
+    }
+    barrier();  // partial[] is reused by the next token
   }
 }
