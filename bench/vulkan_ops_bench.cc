@@ -4,6 +4,7 @@
 // read once per token). Counters: GB/s of weights read, TFLOP/s (2 * rows * cols * tokens).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -71,7 +72,8 @@ const Weights& weights(TensorType type, int64_t rows, int64_t cols) {
   std::vector<uint8_t> data(rb * size_t(rows));
   for (int64_t r = 0; r < rows; ++r) std::memcpy(data.data() + rb * r, block.data() + rb * (r % 64), rb);
   w.bytes = data.size();
-  const uint64_t target = 512ull << 20;  // well past a 50 MiB L2
+  // Well past a 50 MiB L2, within a small GPU's memory.
+  const uint64_t target = std::min<uint64_t>(512ull << 20, context()->device->caps().device_local_bytes / 32);
   const size_t n = size_t(std::max<uint64_t>(1, std::min<uint64_t>(32, (target + w.bytes - 1) / w.bytes)));
   Context& c = *context();
   for (size_t i = 0; i < n; ++i) {

@@ -1,5 +1,7 @@
 #include "vulkan/commands.h"
 
+#include "core/check.h"
+
 namespace zinc::vulkan {
 
 Result<std::unique_ptr<Commands>> Commands::create(const Device& device) {
@@ -46,7 +48,8 @@ void Commands::dispatch(const Pipeline& pipeline, std::span<const BufferRange> b
   constexpr size_t kMaxBuffers = 16;
   VkDescriptorBufferInfo infos[kMaxBuffers];
   VkWriteDescriptorSet writes[kMaxBuffers];
-  const size_t n = buffers.size() < kMaxBuffers ? buffers.size() : kMaxBuffers;
+  ZINC_CHECK(buffers.size() <= kMaxBuffers);
+  const size_t n = buffers.size();
   for (size_t i = 0; i < n; ++i) {
     infos[i] = {buffers[i].buffer->handle(), buffers[i].offset, buffers[i].size};
     writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};

@@ -29,7 +29,7 @@ class Matvec {
   ~Matvec();
 
   // y[t][r] = sum_k W[r][k] x[t][k] (+ residual[t][r]) for t < n_tokens, r < w.rows().
-  // residual may be the same range as y.
+  // residual may be the same range as y; x must not overlap y.
   Status record(Commands& cmd, const WeightBuffer& w, const Activations& x, const Activations& y, uint32_t n_tokens,
                 const Activations* residual = nullptr) const;
   // y[t][r] = silu(gate x)[t][r] * (up x)[t][r] (+ residual); gate and up of one shape and type.
