@@ -35,10 +35,9 @@ void unpack_qh32(const uint8_t qh[4], uint8_t* bits) {
 
 void repack_q2_k(const BlockQ2_K& b, uint8_t* q, uint8_t* m) {
   uint8_t codes[256];
-  for (int e = 0; e < 256; ++e) {
-    const int half = e / 128, shift = 2 * ((e % 128) / 32), part = (e % 32) / 16, l = e % 16;
-    codes[e] = uint8_t((b.qs[32 * half + 16 * part + l] >> shift) & 3);
-  }
+  for (int half = 0; half < 2; ++half)
+    for (int j = 0; j < 4; ++j)
+      for (int i = 0; i < 32; ++i) codes[128 * half + 32 * j + i] = uint8_t((b.qs[32 * half + i] >> (2 * j)) & 3);
   for (int g = 0; g < 8; ++g) pack2(codes + 32 * g, q + 8 * g);
   put16(m, b.d);
   put16(m + 2, b.dmin);
@@ -47,11 +46,12 @@ void repack_q2_k(const BlockQ2_K& b, uint8_t* q, uint8_t* m) {
 
 void repack_q3_k(const BlockQ3_K& b, uint8_t* q, uint8_t* h, uint8_t* m) {
   uint8_t codes[256], bits[256];
-  for (int e = 0; e < 256; ++e) {
-    const int half = e / 128, j = (e % 128) / 32, part = (e % 32) / 16, l = e % 16;
-    codes[e] = uint8_t((b.qs[32 * half + 16 * part + l] >> (2 * j)) & 3);
-    bits[e] = (b.hmask[16 * part + l] >> (4 * half + j)) & 1;
-  }
+  for (int half = 0; half < 2; ++half)
+    for (int j = 0; j < 4; ++j)
+      for (int i = 0; i < 32; ++i) {
+        codes[128 * half + 32 * j + i] = uint8_t((b.qs[32 * half + i] >> (2 * j)) & 3);
+        bits[128 * half + 32 * j + i] = (b.hmask[i] >> (4 * half + j)) & 1;
+      }
   for (int g = 0; g < 8; ++g) {
     pack2(codes + 32 * g, q + 8 * g);
     pack1(bits + 32 * g, h + 4 * g);
@@ -61,22 +61,28 @@ void repack_q3_k(const BlockQ3_K& b, uint8_t* q, uint8_t* h, uint8_t* m) {
   put16(m + 14, 0);
 }
 
-void repack_q4_k(const BlockQ4_K& b, uint8_t* q, uint8_t* m) {
-  for (int j = 0; j < 8; ++j) {
-    const uint8_t* src = b.qs + 32 * (j / 2);
-    const int shift = 4 * (j % 2);
-    uint8_t* out = q + 16 * j;
-    for (int i = 0; i < 16; ++i) out[i] = uint8_t(((src[i] >> shift) & 0xF) | ((src[i + 16] >> shift) & 0xF) << 4);
+// 32 bytes of ggml K-quant nibbles (sub-block 2c in the low nibbles, 2c + 1 in the high ones)
+// -> two 16-byte groups of the device layout.
+void split_nibbles(const uint8_t* src, uint8_t* lo_group, uint8_t* hi_group) {
+  constexpr uint64_t kLow = 0x0F0F0F0F0F0F0F0Full;
+  for (int h = 0; h < 2; ++h) {
+    uint64_t a, c;
+    std::memcpy(&a, src + 8 * h, 8);
+    std::memcpy(&c, src + 16 + 8 * h, 8);
+    const uint64_t lo = (a & kLow) | (c & kLow) << 4, hi = (a >> 4 & kLow) | (c & ~kLow);
+    std::memcpy(lo_group + 8 * h, &lo, 8);
+    std::memcpy(hi_group + 8 * h, &hi, 8);
   }
+}
+
+void repack_q4_k(const BlockQ4_K& b, uint8_t* q, uint8_t* m) {
+  for (int c = 0; c < 4; ++c) split_nibbles(b.qs + 32 * c, q + 32 * c, q + 32 * c + 16);
   std::memcpy(m, &b, 16);  // d, dmin, scales[12]
 }
 
 void repack_q5_k(const BlockQ5_K& b, uint8_t* q, uint8_t* h, uint8_t* m) {
+  for (int c = 0; c < 4; ++c) split_nibbles(b.qs + 32 * c, q + 32 * c, q + 32 * c + 16);
   for (int j = 0; j < 8; ++j) {
-    const uint8_t* src = b.qs + 32 * (j / 2);
-    const int shift = 4 * (j % 2);
-    uint8_t* out = q + 16 * j;
-    for (int i = 0; i < 16; ++i) out[i] = uint8_t(((src[i] >> shift) & 0xF) | ((src[i + 16] >> shift) & 0xF) << 4);
     uint8_t bits[32];
     for (int l = 0; l < 32; ++l) bits[l] = (b.qh[l] >> j) & 1;
     pack1(bits, h + 4 * j);
@@ -86,11 +92,13 @@ void repack_q5_k(const BlockQ5_K& b, uint8_t* q, uint8_t* h, uint8_t* m) {
 
 void repack_q6_k(const BlockQ6_K& b, uint8_t* q, uint8_t* h, uint8_t* m) {
   uint8_t lo[256], hi[256];
-  for (int e = 0; e < 256; ++e) {
-    const int half = e / 128, g = (e % 128) / 32, l = e % 32;
-    lo[e] = uint8_t((b.ql[64 * half + 32 * (g & 1) + l] >> (4 * (g >> 1))) & 0xF);
-    hi[e] = uint8_t((b.qh[32 * half + l] >> (2 * g)) & 3);
-  }
+  for (int half = 0; half < 2; ++half)
+    for (int g = 0; g < 4; ++g)
+      for (int l = 0; l < 32; ++l) {
+        const int e = 128 * half + 32 * g + l;
+        lo[e] = uint8_t((b.ql[64 * half + 32 * (g & 1) + l] >> (4 * (g >> 1))) & 0xF);
+        hi[e] = uint8_t((b.qh[32 * half + l] >> (2 * g)) & 3);
+      }
   for (int g = 0; g < 8; ++g) {
     pack4(lo + 32 * g, q + 16 * g);
     pack2(hi + 32 * g, h + 8 * g);
