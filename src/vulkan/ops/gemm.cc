@@ -19,9 +19,16 @@ Result<std::unique_ptr<Gemm>> Gemm::create(const Device& device, TensorType type
   std::unique_ptr<Gemm> g(new Gemm());
   g->type_ = type;
   g->coopmat_ = options.coopmat && caps.coopmat_nv_f16 && caps.subgroup_size == 32;
-  if (g->coopmat_) g->tile_rows_ = g->tile_tokens_ = 128;
-  const std::string shader = (g->coopmat_ ? "gemm_coopmat_" : "gemm_") + shader_type_suffix(type);
-  ZINC_ASSIGN_OR_RETURN(g->pipeline_, make_pipeline(device, shader, 4, sizeof(Push), {}));
+  if (g->coopmat_) {
+    auto p = make_pipeline(device, "gemm_coopmat_" + shader_type_suffix(type), 4, sizeof(Push), {});
+    if (p.ok()) {
+      g->pipeline_ = std::move(*p);
+      g->tile_rows_ = g->tile_tokens_ = 128;
+      return g;
+    }
+    g->coopmat_ = false;  // a driver that lists the matrices but rejects the shader: scalar kernel
+  }
+  ZINC_ASSIGN_OR_RETURN(g->pipeline_, make_pipeline(device, "gemm_" + shader_type_suffix(type), 4, sizeof(Push), {}));
   return g;
 }
 
