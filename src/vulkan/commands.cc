@@ -1,5 +1,7 @@
 #include "vulkan/commands.h"
 
+#include "core/check.h"
+
 namespace zinc::vulkan {
 
 Result<std::unique_ptr<Commands>> Commands::create(const Device& device) {
@@ -38,6 +40,36 @@ void Commands::dispatch(const Pipeline& pipeline, VkDescriptorSet set, const voi
   api.vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout(), 0, 1, &set, 0, nullptr);
   if (push_bytes) api.vkCmdPushConstants(cmd_, pipeline.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
   api.vkCmdDispatch(cmd_, gx, gy, gz);
+}
+
+void Commands::dispatch(const Pipeline& pipeline, std::span<const BufferRange> buffers, const void* push,
+                        uint32_t push_bytes, uint32_t gx, uint32_t gy, uint32_t gz) {
+  const Api& api = device_.api();
+  constexpr size_t kMaxBuffers = 16;
+  VkDescriptorBufferInfo infos[kMaxBuffers];
+  VkWriteDescriptorSet writes[kMaxBuffers];
+  ZINC_CHECK(buffers.size() <= kMaxBuffers);
+  const size_t n = buffers.size();
+  for (size_t i = 0; i < n; ++i) {
+    infos[i] = {buffers[i].buffer->handle(), buffers[i].offset, buffers[i].size};
+    writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    writes[i].dstBinding = uint32_t(i);
+    writes[i].descriptorCount = 1;
+    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    writes[i].pBufferInfo = &infos[i];
+  }
+  api.vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.handle());
+  api.vkCmdPushDescriptorSetKHR(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout(), 0, uint32_t(n), writes);
+  if (push_bytes) api.vkCmdPushConstants(cmd_, pipeline.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
+  api.vkCmdDispatch(cmd_, gx, gy, gz);
+}
+
+void Commands::reset_queries(VkQueryPool pool, uint32_t first, uint32_t count) {
+  device_.api().vkCmdResetQueryPool(cmd_, pool, first, count);
+}
+
+void Commands::write_timestamp(VkQueryPool pool, uint32_t query) {
+  device_.api().vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool, query);
 }
 
 void Commands::barrier() {

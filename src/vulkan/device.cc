@@ -59,7 +59,15 @@ Result<std::unique_ptr<Device>> Device::create(const Instance& instance, int dev
     coop_nv.pNext = enable.pNext;
     enable.pNext = &coop_nv;
   }
-  if (c.int8_dot && c.api_version < VK_API_VERSION_1_3) exts.push_back("VK_KHR_shader_integer_dot_product");
+  VkPhysicalDeviceShaderIntegerDotProductFeatures dot{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};
+  if (c.int8_dot) {
+    if (c.api_version < VK_API_VERSION_1_3) exts.push_back("VK_KHR_shader_integer_dot_product");
+    dot.shaderIntegerDotProduct = VK_TRUE;
+    dot.pNext = enable.pNext;
+    enable.pNext = &dot;
+  }
+  if (c.push_descriptors) exts.push_back("VK_KHR_push_descriptor");
 
   const float priority = 1.0f;
   VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};

@@ -46,19 +46,35 @@ DeviceCaps probe(const Api& api, VkPhysicalDevice pd, int index) {
   c.max_subgroup_size = size_control.maxSubgroupSize ? size_control.maxSubgroupSize : c.subgroup_size;
   c.max_storage_buffer_range = p.limits.maxStorageBufferRange;
   c.max_allocation_bytes = maint3.maxMemoryAllocationSize;
+  c.min_storage_offset_alignment = p.limits.minStorageBufferOffsetAlignment;
   c.max_compute_shared_bytes = p.limits.maxComputeSharedMemorySize;
   c.max_workgroup_invocations = p.limits.maxComputeWorkGroupInvocations;
   c.timestamp_period_ns = p.limits.timestampPeriod;
 
-  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceShaderIntegerDotProductFeatures dot{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};
+  const bool dot_known = c.has_extension("VK_KHR_shader_integer_dot_product") || p.apiVersion >= VK_API_VERSION_1_3;
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, dot_known ? &dot : nullptr};
   VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, &f12};
   VkPhysicalDeviceFeatures2 f{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f11};
   api.vkGetPhysicalDeviceFeatures2(pd, &f);
   c.fp16 = f12.shaderFloat16 && f11.storageBuffer16BitAccess;
   c.int8 = f12.shaderInt8 && f12.storageBuffer8BitAccess;
-  c.int8_dot = c.has_extension("VK_KHR_shader_integer_dot_product");
+  c.int8_dot = dot_known && dot.shaderIntegerDotProduct;
   c.coopmat_nv = c.has_extension("VK_NV_cooperative_matrix");
   c.coopmat_khr = c.has_extension("VK_KHR_cooperative_matrix");
+  c.push_descriptors = c.has_extension("VK_KHR_push_descriptor");
+  if (c.coopmat_nv && api.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV) {
+    uint32_t n = 0;
+    api.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, nullptr);
+    std::vector<VkCooperativeMatrixPropertiesNV> props(n, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
+    api.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, props.data());
+    for (const auto& m : props)
+      if (m.MSize == 16 && m.NSize == 16 && m.KSize == 16 && m.AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+          m.BType == VK_COMPONENT_TYPE_FLOAT16_NV && m.CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+          m.DType == VK_COMPONENT_TYPE_FLOAT32_NV && m.scope == VK_SCOPE_SUBGROUP_NV)
+        c.coopmat_nv_f16 = c.fp16;
+  }
 
   VkPhysicalDeviceMemoryProperties mem{};
   api.vkGetPhysicalDeviceMemoryProperties(pd, &mem);

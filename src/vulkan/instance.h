@@ -26,8 +26,11 @@ struct DeviceCaps {
   bool int8_dot = false;     // VK_KHR_shader_integer_dot_product
   bool coopmat_nv = false;   // VK_NV_cooperative_matrix
   bool coopmat_khr = false;  // VK_KHR_cooperative_matrix
+  bool coopmat_nv_f16 = false;  // NV cooperative matrix 16x16x16, f16 inputs, f32 accumulator
+  bool push_descriptors = false;  // VK_KHR_push_descriptor
   uint64_t max_storage_buffer_range = 0;
   uint64_t max_allocation_bytes = 0;
+  uint64_t min_storage_offset_alignment = 0;  // binding offsets must be multiples of this
   uint32_t max_compute_shared_bytes = 0;
   uint32_t max_workgroup_invocations = 0;
   bool timestamps = false;

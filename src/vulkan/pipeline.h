@@ -17,6 +17,9 @@ struct PipelineDesc {
   uint32_t push_constant_bytes = 0;
   std::vector<uint32_t> spec_constants;  // constant_id 0, 1, ...
   uint32_t required_subgroup_size = 0;   // 0: the driver's choice
+  // Buffers are bound at record time by Commands::dispatch(pipeline, buffers, ...)
+  // (VK_KHR_push_descriptor) instead of through a DescriptorPool set.
+  bool push_descriptors = false;
 };
 
 class Pipeline {

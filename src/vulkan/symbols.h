@@ -17,7 +17,8 @@
   X(vkGetPhysicalDeviceQueueFamilyProperties) \
   X(vkEnumerateDeviceExtensionProperties)    \
   X(vkCreateDevice)                          \
-  X(vkGetDeviceProcAddr)
+  X(vkGetDeviceProcAddr)                     \
+  X(vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)
 
 #define ZINC_VK_DEVICE_SYMBOLS(X)        \
   X(vkDestroyDevice)                     \
@@ -70,4 +71,5 @@
   X(vkCreateFence)                       \
   X(vkDestroyFence)                      \
   X(vkWaitForFences)                     \
-  X(vkResetFences)
+  X(vkResetFences)                       \
+  X(vkCmdPushDescriptorSetKHR)

@@ -5,6 +5,7 @@ set(ZINC_SHADER_OUT ${CMAKE_CURRENT_BINARY_DIR}/shaders)
 file(MAKE_DIRECTORY ${ZINC_SHADER_OUT})
 set(ZINC_SHADER_NAMES "")
 set(ZINC_SHADER_INCS "")
+file(GLOB ZINC_SHADER_INCLUDES ${ZINC_SHADER_DIR}/*.glsl)
 
 function(zinc_shader name source)
   set(defines "")
@@ -16,14 +17,34 @@ function(zinc_shader name source)
     OUTPUT ${out}
     COMMAND Vulkan::glslc --target-env=vulkan1.2 -O -mfmt=c ${defines} -I ${ZINC_SHADER_DIR}
             -MD -MF ${out}.d ${ZINC_SHADER_DIR}/${source} -o ${out}
-    DEPENDS ${ZINC_SHADER_DIR}/${source}
+    DEPENDS ${ZINC_SHADER_DIR}/${source} ${ZINC_SHADER_INCLUDES}
     DEPFILE ${out}.d
     COMMENT "glslc ${name}")
   set(ZINC_SHADER_NAMES ${ZINC_SHADER_NAMES} ${name} PARENT_SCOPE)
   set(ZINC_SHADER_INCS ${ZINC_SHADER_INCS} ${out} PARENT_SCOPE)
 endfunction()
 
-zinc_shader(matvec_f32 matvec_f32.comp)
+# Weight types with GPU kernels (src/vulkan/weights.h); the int8-dot matvec exists for the linear ones.
+set(ZINC_WEIGHT_TYPES F32 F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 IQ4_NL MXFP4 Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_XS)
+set(ZINC_INT8_TYPES Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K Q3_K Q4_K Q5_K Q6_K)
+foreach(type ${ZINC_WEIGHT_TYPES})
+  string(TOLOWER ${type} t)
+  zinc_shader(matvec_${t} matvec.comp TYPE_${type})
+  zinc_shader(matvec_${t}_sg matvec.comp TYPE_${type} SUBGROUP)
+  zinc_shader(gemm_${t} gemm.comp TYPE_${type})
+  zinc_shader(gemm_coopmat_${t} gemm_coopmat.comp TYPE_${type})
+  zinc_shader(get_rows_${t} get_rows.comp TYPE_${type})
+endforeach()
+foreach(type ${ZINC_INT8_TYPES})
+  string(TOLOWER ${type} t)
+  zinc_shader(matvec_${t}_int8 matvec.comp TYPE_${type} INT8)
+  zinc_shader(matvec_${t}_int8_sg matvec.comp TYPE_${type} INT8 SUBGROUP)
+endforeach()
+zinc_shader(rms_norm rms_norm.comp)
+zinc_shader(rms_norm_sg rms_norm.comp SUBGROUP)
+zinc_shader(argmax argmax.comp)
+zinc_shader(argmax_sg argmax.comp SUBGROUP)
+zinc_shader(elementwise elementwise.comp)
 
 # shaders_embedded.cc: one array per variant plus the name table (src/vulkan/shaders.h).
 set(gen ${ZINC_SHADER_OUT}/shaders_embedded.cc)
