@@ -15,7 +15,7 @@ namespace zinc::cli {
 namespace {
 
 struct LogitsOptions {
-  std::string model, tokens, output, backend = "auto";
+  std::string model, tokens, output, backend = "auto", kv_type = "f16";
   bool stepwise = false;
   int threads = 0;
 };
@@ -48,6 +48,8 @@ int run_logits(const LogitsOptions& o) {
   ro.backend = *backend;
   ro.n_threads = o.threads;
   ro.n_ctx = int64_t(tokens->size());
+  if (o.kv_type != "f16" && o.kv_type != "f32") return fail("--kv-type: expected f16 or f32, got '" + o.kv_type + "'");
+  ro.kv_type = o.kv_type == "f32" ? kv::KvType::kF32 : kv::KvType::kF16;
   auto runner = engine::Runner::create(**model, ro);
   if (!runner.ok()) return fail(runner.status().message());
   auto seq = (*runner)->cache().add_sequence();
@@ -83,6 +85,7 @@ ZINC_REGISTER_COMMAND(logits, Command{"logits", "Write float32 logits for every 
                                         sub.add_option("-o,--output", o->output, "Output file (float32 rows of n_vocab)")->required();
                                         sub.add_flag("--stepwise", o->stepwise, "One token per step instead of one batch");
                                         sub.add_option("--backend", o->backend, "auto or cpu")->capture_default_str();
+                                        sub.add_option("--kv-type", o->kv_type, "KV cache element type: f16 or f32")->capture_default_str();
                                         sub.add_option("-t,--threads", o->threads, "CPU threads (0: all)")->capture_default_str();
                                         return [o]() { return run_logits(*o); };
                                       }});
