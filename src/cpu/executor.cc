@@ -42,4 +42,9 @@ std::span<const float> Executor::buffer(graph::BufferId id) const {
   return {reinterpret_cast<const float*>(arena_ + b.offset_bytes), size_t(b.n_elements())};
 }
 
+std::span<float> Executor::mutable_buffer(graph::BufferId id) {
+  const graph::Buffer& b = graph_.buffer(id);
+  return {reinterpret_cast<float*>(arena_ + b.offset_bytes), size_t(b.n_elements())};
+}
+
 }  // namespace zinc::cpu

@@ -35,6 +35,8 @@ class Executor {
   // Any float buffer's current contents (valid for buffers live at the end of the graph, or
   // during run() for ops that read it). For tests and debugging.
   std::span<const float> buffer(graph::BufferId id) const;
+  // Write access, for filling graph inputs (GraphBuilder::input) before run().
+  std::span<float> mutable_buffer(graph::BufferId id);
 
   size_t arena_bytes() const { return graph_.arena_bytes(); }
   size_t scratch_bytes() const { return scratch_bytes_; }

@@ -38,6 +38,12 @@ BufferId GraphBuilder::buffer(std::string name, int64_t cols, int64_t rows, DTyp
   return BufferId{int32_t(graph_.buffers_.size() - 1)};
 }
 
+BufferId GraphBuilder::input(std::string name, int64_t cols, int64_t rows) {
+  BufferId id = buffer(std::move(name), cols, rows);
+  graph_.buffers_[size_t(id.index)].is_input = true;
+  return id;
+}
+
 void GraphBuilder::add(std::string name, OpParams params) {
   Op op{std::move(name), std::move(params)};
   std::visit([&](const auto& p) {
@@ -62,6 +68,8 @@ Graph GraphBuilder::finish(BufferId logits) {
       });
     }, graph_.ops_[i].params);
   }
+  for (auto& b : bufs)
+    if (b.is_input && b.first_op >= 0) b.first_op = 0;
   // The output is read after the last op.
   Buffer& out = bufs[size_t(logits.index)];
   ZINC_CHECK(out.first_op >= 0);

@@ -25,6 +25,7 @@ struct Buffer {
   size_t offset_bytes = 0;
   int32_t first_op = -1;
   int32_t last_op = -1;
+  bool is_input = false;  // filled by the caller before a run: live from the first op
 
   size_t size_bytes() const { return size_t(rows * cols) * 4; }
   int64_t n_elements() const { return rows * cols; }
@@ -63,6 +64,8 @@ class GraphBuilder {
   // A new buffer of [rows, cols]; rows < 0 means n_tokens. Names should be unique.
   BufferId buffer(std::string name, int64_t cols, int64_t rows = -1, DType dtype = DType::kF32);
   const Buffer& info(BufferId id) const { return graph_.buffer(id); }
+  // A buffer the caller fills before each run (its memory is not shared with earlier ops).
+  BufferId input(std::string name, int64_t cols, int64_t rows = -1);
 
   // Appends an op (validated immediately: a bad shape is a bug in the builder).
   void add(std::string name, OpParams params);
