@@ -1,13 +1,13 @@
 // zinc logits -m MODEL --tokens 1,2,3 -o FILE [--stepwise] [--backend auto|cpu] [-t THREADS]:
 // float32 logits for every position (rows of n_vocab), the prompt as one batch or one token per
 // step.
-#include <charconv>
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/token_list.h"
 #include "engine/runner.h"
 #include "model/model.h"
 
@@ -20,25 +20,8 @@ struct LogitsOptions {
   int threads = 0;
 };
 
-Result<std::vector<int32_t>> parse_tokens(const std::string& text) {
-  std::vector<int32_t> out;
-  size_t i = 0;
-  while (i <= text.size()) {
-    size_t j = text.find(',', i);
-    if (j == std::string::npos) j = text.size();
-    const std::string item = text.substr(i, j - i);
-    int32_t v = 0;
-    auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
-    if (item.empty() || ec != std::errc() || p != item.data() + item.size() || v < 0)
-      return error("--tokens: '%s' is not a token id (expected a list like 1,2,3)", item.c_str());
-    out.push_back(v);
-    i = j + 1;
-  }
-  return out;
-}
-
 int run_logits(const LogitsOptions& o) {
-  auto tokens = parse_tokens(o.tokens);
+  auto tokens = parse_token_list("--tokens", o.tokens);
   if (!tokens.ok()) return fail(tokens.status().message());
   auto backend = engine::parse_backend(o.backend);
   if (!backend.ok()) return fail(backend.status().message());
