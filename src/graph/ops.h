@@ -170,8 +170,8 @@ struct SsmConv1d {
 
 // How value head h finds its query/key head.
 enum class KeyHeadMap : uint8_t {
-  kTiled,    // h mod n_k_heads (Qwen3.5 GGUFs)
-  kGrouped,  // h / (n_v_heads / n_k_heads)
+  kTiled,    // h mod n_k_heads (value heads stored tiled)
+  kGrouped,  // h / (n_v_heads / n_k_heads) (value heads grouped by key head)
 };
 
 // Gated delta rule (model-spec 3.8 steps 4-7) with per-sequence state in `recurrent_layer`.
