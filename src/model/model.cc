@@ -66,18 +66,15 @@ Status Model::bind() {
       // Shape: the table's dims, trailing dims 1.
       std::array<int64_t, 4> want{1, 1, 1, 1};
       std::string want_text = "[";
-      int n_dims = 0;
       for (size_t d = 0; d < 3; ++d) {
         if (spec.shape[d] == Dim::kNone) break;
         want[d] = dim_value(spec.shape[d], hp, il);
         want_text += (d ? ", " : "") + std::string(dim_name(spec.shape[d])) + "=" + std::to_string(want[d]);
-        n_dims = int(d) + 1;
       }
       want_text += "]";
       if (t->ne != want)
         return error("tensor '%s' has shape %s, expected %s", name.c_str(),
                      shape_string(t->ne, std::max<int>(int(t->n_dims), 1)).c_str(), want_text.c_str());
-      (void)n_dims;
       if (!can_dequantize(t->type))
         return error("tensor '%s' has type %s, which this build of zinc cannot compute with", name.c_str(),
                      std::string(type_name(t->type)).c_str());
