@@ -31,8 +31,18 @@ Result<std::unique_ptr<Runner>> Runner::create(const model::Model& model, const 
 }
 
 cpu::Executor& Runner::executor(graph::BatchShape shape) {
-  auto& slot = executors_[{shape.n_tokens, shape.n_outputs}];
-  if (!slot) slot = std::make_unique<cpu::Executor>(model_.build_graph(shape), pool_);
+  const std::pair<int64_t, int64_t> key{shape.n_tokens, shape.n_outputs};
+  if (auto it = executors_.find(key); it != executors_.end()) return *it->second;
+  // Bound the memory held by executors of shapes seen once (e.g. the tails of chunked prompts):
+  // beyond kMaxExecutors, drop the one with the largest arena.
+  if (executors_.size() >= kMaxExecutors) {
+    auto victim = executors_.begin();
+    for (auto it = executors_.begin(); it != executors_.end(); ++it)
+      if (it->second->arena_bytes() > victim->second->arena_bytes()) victim = it;
+    executors_.erase(victim);
+  }
+  auto& slot = executors_[key];
+  slot = std::make_unique<cpu::Executor>(model_.build_graph(shape), pool_);
   return *slot;
 }
 

@@ -52,8 +52,11 @@ class Runner {
   // sequence continuing from its length). Returns logits [batch.output_rows.size(), n_vocab].
   Result<std::span<const float>> decode(const graph::Batch& batch);
 
-  // The executor for a shape (built on first use). For tests and benchmarks.
+  // The executor for a shape (built on first use; at most kMaxExecutors are kept). The reference
+  // is valid until the next call that builds another shape.
   cpu::Executor& executor(graph::BatchShape shape);
+  static constexpr size_t kMaxExecutors = 8;
+  size_t n_executors() const { return executors_.size(); }
 
  private:
   Runner(const model::Model& model, const RunnerOptions& options);

@@ -113,6 +113,30 @@ TEST(Runner, LongInputsRunInSeveralStepsWithTheSameResult) {
   EXPECT_LT(max_abs_diff(*rows, ref), 1e-4);
 }
 
+TEST(Runner, KeepsABoundedNumberOfGraphs) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto m = load("models/stories260K.gguf");
+  ASSERT_TRUE(m);
+  RunnerOptions o;
+  o.n_threads = 1;
+  o.n_ctx = 64;
+  auto r = Runner::create(*m, o);
+  const kv::SeqId s = (*r)->cache().add_sequence().value();
+  const auto t = some_tokens(20, 5);
+  std::vector<float> last;
+  for (size_t n = 20; n >= 5; --n) {  // 16 prompt lengths, 16 shapes
+    (*r)->cache().clear(s);
+    auto rows = (*r)->decode(s, std::span<const int32_t>(t).first(n), false);
+    ASSERT_TRUE(rows.ok());
+    EXPECT_LE((*r)->n_executors(), Runner::kMaxExecutors);
+    if (n == 20) last.assign(rows->begin(), rows->end());
+  }
+  (*r)->cache().clear(s);
+  auto again = (*r)->decode(s, t, false);  // a rebuilt graph gives the same result
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(std::vector<float>(again->begin(), again->end()), last);
+}
+
 TEST(Runner, RejectsBadInputWithAStatus) {
   ZINC_REQUIRE_TEST_DATA();
   auto m = load("models/stories260K.gguf");
