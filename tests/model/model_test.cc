@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "gguf_edit.h"
+#include "model/architectures.h"
 #include "support/test_data.h"
 
 namespace zinc::model {
@@ -221,6 +222,16 @@ TEST(Model, ErrorsNameTheKeyOrTensorAndTheNumbers) {
     const std::string msg = load_error("models/qwen35moe-f32.gguf", e);
     EXPECT_NE(msg.find("has 3 entries, expected 4"), std::string::npos) << msg;
   }
+}
+
+TEST(Model, EverySupportedArchitectureHasAFamily) {
+  for (auto arch : supported_architectures()) {
+    const Family* f = find_family(arch);
+    ASSERT_NE(f, nullptr) << arch;
+    EXPECT_EQ(f->arch, arch);
+    EXPECT_FALSE(f->weights.empty());
+  }
+  EXPECT_EQ(find_family("gemma3"), nullptr);
 }
 
 TEST(Model, LoadErrorStartsWithThePath) {
