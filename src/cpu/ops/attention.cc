@@ -1,5 +1,7 @@
 // attention: causal GQA over the paged cache, one (token, query head) per task, with an online
-// softmax (running max and sum) so no score buffer is needed; optional sigmoid output gate.
+// softmax (running max and sum, page by page) so no score buffer is needed; optional sigmoid
+// output gate.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -33,38 +35,47 @@ void attend_one(const graph::Attention& op, const OpContext& ctx, int64_t t, int
   const int64_t pos = ctx.batch.positions[size_t(t)];
   const float* q = ctx.f32(op.q) + t * ctx.buf(op.q).cols + op.q_heads.offset + int64_t(head) * op.q_heads.head_stride;
 
+  // Online softmax, one page (up to 16 keys) at a time: scores of the page, then one rescale of
+  // the running sum and accumulator when the maximum grows.
   float acc[kMaxHeadDim];
   for (int32_t i = 0; i < dv; ++i) acc[i] = 0.f;
   float m = -std::numeric_limits<float>::infinity(), l = 0.f;
   const auto pages = ctx.cache.page_table(seq);
-  for (int64_t tau = 0; tau <= pos; ++tau) {
-    const int32_t page = pages[size_t(tau / kv::kPageTokens)];
-    const int32_t slot = int32_t(tau % kv::kPageTokens);
-    const uint8_t* krow = ctx.cache.k_row(op.kv_layer, page, slot);
-    const uint8_t* vrow = ctx.cache.v_row(op.kv_layer, page, slot);
-    float s = 0.f;
-    if constexpr (kF16) {
-      const uint16_t* k = reinterpret_cast<const uint16_t*>(krow) + int64_t(kvh) * dk;
-      for (int32_t i = 0; i < dk; ++i) s += q[i] * f16[k[i]];
-    } else {
-      const float* k = reinterpret_cast<const float*>(krow) + int64_t(kvh) * dk;
-      for (int32_t i = 0; i < dk; ++i) s += q[i] * k[i];
+  for (int64_t first = 0; first <= pos; first += kv::kPageTokens) {
+    const int32_t page = pages[size_t(first / kv::kPageTokens)];
+    const int32_t n = int32_t(std::min<int64_t>(kv::kPageTokens, pos + 1 - first));
+    float s[kv::kPageTokens];
+    float block_max = -std::numeric_limits<float>::infinity();
+    for (int32_t j = 0; j < n; ++j) {
+      const uint8_t* krow = ctx.cache.k_row(op.kv_layer, page, j);
+      float dot = 0.f;
+      if constexpr (kF16) {
+        const uint16_t* k = reinterpret_cast<const uint16_t*>(krow) + int64_t(kvh) * dk;
+        for (int32_t i = 0; i < dk; ++i) dot += q[i] * f16[k[i]];
+      } else {
+        const float* k = reinterpret_cast<const float*>(krow) + int64_t(kvh) * dk;
+        for (int32_t i = 0; i < dk; ++i) dot += q[i] * k[i];
+      }
+      s[j] = dot * op.scale;
+      block_max = std::max(block_max, s[j]);
     }
-    s *= op.scale;
-    if (s > m) {
-      const float c = std::exp(m - s);  // 0 on the first key
+    if (block_max > m) {
+      const float c = std::exp(m - block_max);  // 0 on the first page
       l *= c;
       for (int32_t i = 0; i < dv; ++i) acc[i] *= c;
-      m = s;
+      m = block_max;
     }
-    const float w = std::exp(s - m);
-    l += w;
-    if constexpr (kF16) {
-      const uint16_t* v = reinterpret_cast<const uint16_t*>(vrow) + int64_t(kvh) * dv;
-      for (int32_t i = 0; i < dv; ++i) acc[i] += w * f16[v[i]];
-    } else {
-      const float* v = reinterpret_cast<const float*>(vrow) + int64_t(kvh) * dv;
-      for (int32_t i = 0; i < dv; ++i) acc[i] += w * v[i];
+    for (int32_t j = 0; j < n; ++j) {
+      const float w = std::exp(s[j] - m);
+      l += w;
+      const uint8_t* vrow = ctx.cache.v_row(op.kv_layer, page, j);
+      if constexpr (kF16) {
+        const uint16_t* v = reinterpret_cast<const uint16_t*>(vrow) + int64_t(kvh) * dv;
+        for (int32_t i = 0; i < dv; ++i) acc[i] += w * f16[v[i]];
+      } else {
+        const float* v = reinterpret_cast<const float*>(vrow) + int64_t(kvh) * dv;
+        for (int32_t i = 0; i < dv; ++i) acc[i] += w * v[i];
+      }
     }
   }
   float* out = ctx.f32(op.out) + t * ctx.buf(op.out).cols + int64_t(head) * dv;
