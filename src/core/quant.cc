@@ -15,6 +15,7 @@ using DequantizeFn = void (*)(const void*, float*, int64_t);
 using QuantizeFn = void (*)(const float*, void*, int64_t);
 
 void dequantize_f32(const void* src, float* dst, int64_t n) { std::memcpy(dst, src, size_t(n) * 4); }
+
 // fp16 -> f32 in fixed-size chunks (so the loop vectorizes): an integer-only pass that rebiases
 // the exponent (inf/NaN keep an all-ones exponent), then a scalar fix-up of the rare half
 // denormals. Same bits as fp16_to_f32 for every input, NaN payloads included.
@@ -55,6 +56,7 @@ void dequantize_bf16(const void* src, float* __restrict dst, int64_t n) {
   }
   for (; base < n; ++base) dst[base] = bf16_to_f32(s[base]);
 }
+
 void quantize_f32(const float* src, void* dst, int64_t n) { std::memcpy(dst, src, size_t(n) * 4); }
 void quantize_f16(const float* src, void* dst, int64_t n) {
   auto* d = static_cast<uint16_t*>(dst);

@@ -2,6 +2,7 @@
 // n elements, n a multiple of the format's block size; src/dst hold whole blocks.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -17,6 +18,29 @@ inline int nearest_int(float x) {
   int32_t i;
   std::memcpy(&i, &v, 4);
   return (i & 0x007fffff) - 0x00400000;
+}
+
+// The element of largest magnitude (the first one on ties) and that magnitude.
+inline void signed_absmax(const float* x, int n, float* amax, float* max) {
+  *amax = 0.f;
+  *max = 0.f;
+  for (int j = 0; j < n; ++j) {
+    if (*amax < std::fabs(x[j])) {
+      *amax = std::fabs(x[j]);
+      *max = x[j];
+    }
+  }
+}
+
+// The 6-bit scale and min of sub-block j (0..7) of Q4_K / Q5_K from their packed 12 bytes.
+inline void scale_min_k4(int j, const uint8_t* q, int* sc, int* mn) {
+  if (j < 4) {
+    *sc = q[j] & 63;
+    *mn = q[j + 4] & 63;
+  } else {
+    *sc = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
+    *mn = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+  }
 }
 
 // Legacy 32-element formats (quant_legacy.cc).

@@ -6,20 +6,6 @@
 #include "core/quant_internal.h"
 
 namespace zinc::quant {
-namespace {
-
-// The 6-bit scale and min of sub-block j (0..7) of Q4_K / Q5_K.
-inline void scale_min_k4(int j, const uint8_t* q, int* sc, int* mn) {
-  if (j < 4) {
-    *sc = q[j] & 63;
-    *mn = q[j + 4] & 63;
-  } else {
-    *sc = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
-    *mn = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
-  }
-}
-
-}  // namespace
 
 void dequantize_q2_k(const void* src, float* __restrict dst, int64_t n) {
   const auto* __restrict b = static_cast<const BlockQ2_K*>(src);

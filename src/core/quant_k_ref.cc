@@ -20,13 +20,8 @@ inline int clamp_int(int v, int lo, int hi) { return std::max(lo, std::min(hi, v
 // Symmetric codes L[i] = l + nmax, l in [-nmax, nmax), for scale s: x ~ s * l. Weights x^2;
 // tries 19 inverse scales around nmax / max|x| and keeps the least-squares best.
 float make_qx_quants(int n, int nmax, const float* x, int8_t* L) {
-  float max = 0, amax = 0;
-  for (int i = 0; i < n; ++i) {
-    if (std::fabs(x[i]) > amax) {
-      amax = std::fabs(x[i]);
-      max = x[i];
-    }
-  }
+  float max, amax;
+  signed_absmax(x, n, &amax, &max);
   if (amax < kGroupMaxEps) {
     for (int i = 0; i < n; ++i) L[i] = 0;
     return 0.f;
@@ -61,13 +56,8 @@ float make_qx_quants(int n, int nmax, const float* x, int8_t* L) {
 // Q3_K sub-block: codes in [-nmax, nmax) (stored + nmax) with weights x^2, refined by moving
 // single codes while that improves the least-squares fit (at most 5 passes).
 float make_q3_quants(int n, int nmax, const float* x, int8_t* L) {
-  float max = 0, amax = 0;
-  for (int i = 0; i < n; ++i) {
-    if (std::fabs(x[i]) > amax) {
-      amax = std::fabs(x[i]);
-      max = x[i];
-    }
-  }
+  float max, amax;
+  signed_absmax(x, n, &amax, &max);
   if (amax < kGroupMaxEps) {
     for (int i = 0; i < n; ++i) L[i] = 0;
     return 0.f;
@@ -195,16 +185,6 @@ void pack_scales_k4(const float* scales, const float* mins, float max_scale, flo
   }
   *d = f32_to_fp16(max_scale / 63.f);
   *dmin = f32_to_fp16(max_min / 63.f);
-}
-
-void scale_min_k4(int j, const uint8_t* q, int* sc, int* mn) {
-  if (j < 4) {
-    *sc = q[j] & 63;
-    *mn = q[j + 4] & 63;
-  } else {
-    *sc = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
-    *mn = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
-  }
 }
 
 // Q4_K / Q5_K share everything but the code range (nmax 15 / 31) and the search parameters.

@@ -14,7 +14,7 @@
 namespace zinc::quant {
 namespace {
 
-// kHighBits[b] has byte i = 16 * bit i of b: the fifth bits of eight Q5 elements, in place.
+// kHighBits[b] has byte i (little-endian) = 16 * bit i of b: the fifth bits of eight Q5 elements, in place.
 constexpr auto kHighBits = [] {
   std::array<uint64_t, 256> t{};
   for (int b = 0; b < 256; ++b)
@@ -25,18 +25,6 @@ constexpr auto kHighBits = [] {
 // The fifth bit (as 0 or 16) of each of the 32 elements of a Q5_0 / Q5_1 block.
 void unpack_high_bits(const uint8_t qh[4], uint8_t out[kQK]) {
   for (int k = 0; k < 4; ++k) std::memcpy(out + 8 * k, &kHighBits[qh[k]], 8);
-}
-
-// Element with the largest magnitude (the first one on ties) and its magnitude.
-void signed_absmax(const float* x, int n, float* amax, float* max) {
-  *amax = 0.f;
-  *max = 0.f;
-  for (int j = 0; j < n; ++j) {
-    if (*amax < std::fabs(x[j])) {
-      *amax = std::fabs(x[j]);
-      *max = x[j];
-    }
-  }
 }
 
 void min_max(const float* x, int n, float* min, float* max) {

@@ -50,13 +50,8 @@ void quantize_nl_superblock(int n_elems, const float* x, uint16_t* d_out, uint8_
     uint8_t* Lb = L + ib * kSub;
     float weight[kSub];
     for (int j = 0; j < kSub; ++j) weight[j] = xb[j] * xb[j];
-    float amax = 0, max = 0;
-    for (int j = 0; j < kSub; ++j) {
-      if (std::fabs(xb[j]) > amax) {
-        amax = std::fabs(xb[j]);
-        max = xb[j];
-      }
-    }
+    float amax, max;
+    signed_absmax(xb, kSub, &amax, &max);
     if (amax < kGroupMaxEps) {
       scales[ib] = 0;
       continue;
