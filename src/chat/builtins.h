@@ -33,8 +33,11 @@ int64_t length(const Value& v);
 std::optional<Value> call_method(Interpreter& in, const Value& obj, std::string_view name, CallArgs& args);
 bool has_method(const Value& obj, std::string_view name);
 Value bound_method(const Value& obj, std::string_view name);  // a callable; has_method must hold
+// ---- formatting (format.cc) ----
 // printf-style `fmt % values` (values: one value, a tuple, or a dict for %(name)s).
 std::string percent_format(std::string_view fmt, const Value& values, size_t max_bytes);
+// str.format: {} {0} {name}, conversions !r !s, specs [[fill]align][width][.precision][s|d|f].
+std::string str_format(const std::string& fmt, const CallArgs& args, size_t max_bytes);
 
 // ---- globals (globals.cc) ----
 // range, dict, namespace, raise_exception, strftime_now, joiner, cycler; Undefined for other names.

@@ -258,7 +258,7 @@ void Interpreter::assign(const Target& target, Value v, Scope& scope) {
       if (!ns || !ns->is_object() || ns->object().kind != Object::Kind::kNamespace) {
         line_ = target.line;
         fail("cannot assign attribute on non-namespace object ('" + program_.symbols[target.symbol] + "' is " +
-             (ns ? "a " + std::string(ns->type_name()) : std::string("undefined")) + ")");
+             (ns ? "of type " + std::string(ns->type_name()) : std::string("undefined")) + ")");
       }
       ns->object().set(target.attr, std::move(v));
       return;
@@ -286,12 +286,12 @@ Value Interpreter::call_macro(const MacroStmt& m, Scope* closure, CallArgs& args
   if (call_depth_ >= options_.limits.max_call_depth)
     fail(format("macro '%s' nested more than %d calls deep", m.name.c_str(), options_.limits.max_call_depth));
   step();
-  struct Depth {
+  struct Depth {  // restores the depth however the call ends; the caller's line only on success
     Interpreter& in;
-    int saved_line;
-    Depth(Interpreter& i) : in(i), saved_line(i.line_) { ++in.call_depth_; }
-    ~Depth() { --in.call_depth_; in.line_ = saved_line; }
+    explicit Depth(Interpreter& i) : in(i) { ++in.call_depth_; }
+    ~Depth() { --in.call_depth_; }
   } depth(*this);
+  const int caller_line = line_;
 
   ScopeHandle scope(*this, closure);
   if (args.positional.size() > m.params.size() && !m.uses_varargs)
@@ -331,7 +331,9 @@ Value Interpreter::call_macro(const MacroStmt& m, Scope* closure, CallArgs& args
     for (size_t i = m.params.size(); i < args.positional.size(); ++i) rest.push_back(args.positional[i]);
     (*scope).set(program_.symbol_varargs, Value::list(std::move(rest), true));
   }
-  return Value::string(capture(m.body, *scope));
+  Value result = Value::string(capture(m.body, *scope));
+  line_ = caller_line;
+  return result;
 }
 
 }  // namespace zinc::chat

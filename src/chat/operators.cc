@@ -20,16 +20,17 @@ void check_size(size_t bytes, size_t max_bytes) {
 
 Value repeat(const Value& seq, int64_t n, size_t max_bytes) {
   if (n < 0) n = 0;
+  auto too_big = [&] { fail(format("repeating a %s %lld times exceeds the limit of %zu bytes", std::string(seq.type_name()).c_str(), (long long)n, max_bytes)); };
   if (seq.is_string()) {
     const std::string& s = seq.str();
-    if (!s.empty() && uint64_t(n) > max_bytes / s.size()) check_size(max_bytes + 1, max_bytes);
+    if (!s.empty() && uint64_t(n) > max_bytes / s.size()) too_big();
     std::string out;
     out.reserve(s.size() * n);
     for (int64_t i = 0; i < n; ++i) out += s;
     return Value::string(std::move(out));
   }
   const auto& items = seq.array().items;
-  if (!items.empty() && uint64_t(n) > max_bytes / (items.size() * sizeof(Value))) check_size(max_bytes + 1, max_bytes);
+  if (!items.empty() && uint64_t(n) > max_bytes / (items.size() * sizeof(Value))) too_big();
   std::vector<Value> out;
   out.reserve(items.size() * n);
   for (int64_t i = 0; i < n; ++i) out.insert(out.end(), items.begin(), items.end());

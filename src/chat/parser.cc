@@ -1,17 +1,17 @@
+// Statements: {% if %}, {% for %}, {% set %}, {% macro %}, {% call %}, {% filter %}, {% with %},
+// {% generation %}, break/continue, and the template body around them.
 #include "chat/parser.h"
 
 #include <initializer_list>
 
-#include "chat/lexer.h"
+#include "chat/expr_parser.h"
 
 namespace zinc::chat {
 namespace {
 
-constexpr int kMaxNesting = 200;  // expressions and blocks; keeps parsing and evaluation off the stack's end
-
-class Parser {
+class Parser : public ExprParser {
  public:
-  Parser(std::vector<Token> tokens, Program& program) : toks_(std::move(tokens)), prog_(program) {}
+  using ExprParser::ExprParser;
 
   Body parse() {
     Body body = subparse({});
@@ -23,54 +23,6 @@ class Parser {
   }
 
  private:
-  // ---- token stream ----
-  const Token& cur() const { return toks_[i_]; }
-  const Token& look() const { return toks_[std::min(i_ + 1, toks_.size() - 1)]; }
-  const Token& next() {
-    const Token& t = toks_[i_];
-    if (t.type != TokenType::kEof) ++i_;
-    return t;
-  }
-  [[noreturn]] void fail(int line, std::string message) { throw TemplateError{std::move(message), line}; }
-  [[noreturn]] void unexpected(const Token& t, std::string_view expected = "") {
-    std::string m = "unexpected " + describe(t);
-    if (!expected.empty()) m += ", expected " + std::string(expected);
-    fail(t.line, m);
-  }
-  bool at_op(std::string_view op) const { return cur().is_op(op); }
-  bool skip_op(std::string_view op) {
-    if (!at_op(op)) return false;
-    ++i_;
-    return true;
-  }
-  bool skip_name(std::string_view n) {
-    if (!cur().is_name(n)) return false;
-    ++i_;
-    return true;
-  }
-  void expect_op(std::string_view op) {
-    if (!skip_op(op)) unexpected(cur(), "'" + std::string(op) + "'");
-  }
-  const Token& expect_type(TokenType type, std::string_view what) {
-    if (cur().type != type) unexpected(cur(), what);
-    return next();
-  }
-
-  int intern(const std::string& name) {
-    auto [it, added] = prog_.symbol_ids.emplace(name, int(prog_.symbols.size()));
-    if (added) prog_.symbols.push_back(name);
-    return it->second;
-  }
-
-  struct Nesting {
-    Nesting(Parser& p, int line) : p_(p) {
-      if (++p_.depth_ > kMaxNesting) p_.fail(line, "template nested too deeply (more than 200 levels)");
-    }
-    ~Nesting() { --p_.depth_; }
-    Parser& p_;
-  };
-
-  // ---- statements ----
   Body subparse(std::initializer_list<std::string_view> end_names) {
     Body body;
     while (true) {
@@ -83,7 +35,7 @@ class Parser {
         case TokenType::kVariableBegin: {
           next();
           int line = cur().line;
-          ExprPtr e = parse_tuple(false, true, {}, false);
+          ExprPtr e = parse_tuple(true, {}, false);
           expect_type(TokenType::kVariableEnd, "end of print statement");
           body.push_back(std::make_unique<PrintStmt>(line, std::move(e)));
           break;
@@ -143,7 +95,7 @@ class Parser {
     if (n == "with" || n == "generation") return parse_with();
     if (n == "print") {
       int line = next().line;
-      auto e = parse_tuple(false, true, {}, false);
+      auto e = parse_tuple(true, {}, false);
       return std::make_unique<PrintStmt>(line, std::move(e));
     }
     if (n == "break" || n == "continue") {
@@ -162,7 +114,7 @@ class Parser {
   StmtPtr parse_if() {
     auto stmt = std::make_unique<IfStmt>(next().line);
     while (true) {
-      ExprPtr test = parse_tuple(false, false, {}, false);
+      ExprPtr test = parse_tuple(false, {}, false);
       Body body = parse_statements({"elif", "else", "endif"}, false, "if", stmt->line);
       stmt->branches.emplace_back(std::move(test), std::move(body));
       const Token& t = next();
@@ -176,7 +128,7 @@ class Parser {
     auto stmt = std::make_unique<ForStmt>(next().line);
     stmt->target = parse_assign_target(true, false, "in", false);
     if (!skip_name("in")) unexpected(cur(), "'in'");
-    stmt->iterable = parse_tuple(false, false, "recursive", false);
+    stmt->iterable = parse_tuple(false, "recursive", false);
     if (skip_name("if")) stmt->filter = parse_expression(true);
     stmt->recursive = skip_name("recursive");
     if (stmt->recursive) fail(stmt->line, "recursive for loops are not supported");
@@ -193,7 +145,7 @@ class Parser {
     if (skip_op("=")) {
       auto stmt = std::make_unique<SetStmt>(line);
       stmt->target = std::move(target);
-      stmt->value = parse_tuple(false, true, {}, false);
+      stmt->value = parse_tuple(true, {}, false);
       return stmt;
     }
     auto stmt = std::make_unique<SetBlockStmt>(line);
@@ -321,347 +273,7 @@ class Parser {
     }
     return tuple;
   }
-
-  // ---- expressions ----
-  bool is_tuple_end(std::string_view extra_end) const {
-    const Token& t = cur();
-    return t.type == TokenType::kVariableEnd || t.type == TokenType::kBlockEnd || t.is_op(")") ||
-           (!extra_end.empty() && t.is_name(extra_end));
-  }
-
-  ExprPtr parse_tuple(bool /*simplified*/, bool with_condexpr, std::string_view extra_end, bool explicit_parens) {
-    int line = cur().line;
-    std::vector<ExprPtr> args;
-    bool is_tuple = false;
-    while (true) {
-      if (!args.empty()) expect_op(",");
-      if (is_tuple_end(extra_end)) break;
-      args.push_back(parse_expression(with_condexpr));
-      if (at_op(",")) is_tuple = true;
-      else break;
-    }
-    if (!is_tuple) {
-      if (!args.empty()) return std::move(args[0]);
-      if (!explicit_parens) unexpected(cur(), "an expression");
-    }
-    auto t = std::make_unique<ListExpr>(line, true);
-    t->items = std::move(args);
-    return t;
-  }
-
-  ExprPtr parse_expression(bool with_condexpr) { return with_condexpr ? parse_condexpr() : parse_or(); }
-
-  ExprPtr parse_condexpr() {
-    int line = cur().line;
-    ExprPtr expr = parse_or();
-    while (skip_name("if")) {
-      auto c = std::make_unique<CondExpr>(line);
-      c->then = std::move(expr);
-      c->test = parse_or();
-      if (skip_name("else")) c->otherwise = parse_condexpr();
-      expr = std::move(c);
-      line = cur().line;
-    }
-    return expr;
-  }
-
-  ExprPtr parse_or() {
-    int line = cur().line;
-    ExprPtr left = parse_and();
-    while (skip_name("or"))
-      left = std::make_unique<BinaryExpr>(ExprKind::kOr, line, BinaryOp::kAdd, std::move(left), parse_and());
-    return left;
-  }
-
-  ExprPtr parse_and() {
-    int line = cur().line;
-    ExprPtr left = parse_not();
-    while (skip_name("and"))
-      left = std::make_unique<BinaryExpr>(ExprKind::kAnd, line, BinaryOp::kAdd, std::move(left), parse_not());
-    return left;
-  }
-
-  ExprPtr parse_not() {
-    if (cur().is_name("not")) {
-      int line = next().line;
-      Nesting nest(*this, line);
-      return std::make_unique<UnaryExpr>(ExprKind::kNot, line, parse_not());
-    }
-    return parse_compare();
-  }
-
-  ExprPtr parse_compare() {
-    int line = cur().line;
-    ExprPtr first = parse_math1();
-    std::unique_ptr<CompareExpr> cmp;
-    while (true) {
-      CompareOp op;
-      const Token& t = cur();
-      if (t.is_op("==")) op = CompareOp::kEq;
-      else if (t.is_op("!=")) op = CompareOp::kNe;
-      else if (t.is_op("<")) op = CompareOp::kLt;
-      else if (t.is_op("<=")) op = CompareOp::kLe;
-      else if (t.is_op(">")) op = CompareOp::kGt;
-      else if (t.is_op(">=")) op = CompareOp::kGe;
-      else if (t.is_name("in")) op = CompareOp::kIn;
-      else if (t.is_name("not") && look().is_name("in")) op = CompareOp::kNotIn, next();
-      else break;
-      next();
-      if (!cmp) cmp = std::make_unique<CompareExpr>(line, std::move(first));
-      cmp->rest.emplace_back(op, parse_math1());
-    }
-    if (!cmp) return first;
-    return cmp;
-  }
-
-  ExprPtr parse_math1() {
-    int line = cur().line;
-    ExprPtr left = parse_concat();
-    while (at_op("+") || at_op("-")) {
-      BinaryOp op = next().text == "+" ? BinaryOp::kAdd : BinaryOp::kSub;
-      left = std::make_unique<BinaryExpr>(ExprKind::kBinary, line, op, std::move(left), parse_concat());
-    }
-    return left;
-  }
-
-  ExprPtr parse_concat() {
-    int line = cur().line;
-    ExprPtr first = parse_math2();
-    if (!at_op("~")) return first;
-    auto c = std::make_unique<ConcatExpr>(line);
-    c->parts.push_back(std::move(first));
-    while (skip_op("~")) c->parts.push_back(parse_math2());
-    return c;
-  }
-
-  ExprPtr parse_math2() {
-    int line = cur().line;
-    ExprPtr left = parse_pow();
-    while (true) {
-      BinaryOp op;
-      if (at_op("*")) op = BinaryOp::kMul;
-      else if (at_op("/")) op = BinaryOp::kDiv;
-      else if (at_op("//")) op = BinaryOp::kFloorDiv;
-      else if (at_op("%")) op = BinaryOp::kMod;
-      else break;
-      next();
-      left = std::make_unique<BinaryExpr>(ExprKind::kBinary, line, op, std::move(left), parse_pow());
-    }
-    return left;
-  }
-
-  ExprPtr parse_pow() {
-    int line = cur().line;
-    ExprPtr left = parse_unary(true);
-    while (skip_op("**"))
-      left = std::make_unique<BinaryExpr>(ExprKind::kBinary, line, BinaryOp::kPow, std::move(left), parse_unary(true));
-    return left;
-  }
-
-  ExprPtr parse_unary(bool with_filter) {
-    int line = cur().line;
-    Nesting nest(*this, line);
-    ExprPtr node;
-    if (skip_op("-")) node = std::make_unique<UnaryExpr>(ExprKind::kNeg, line, parse_unary(false));
-    else if (skip_op("+")) node = std::make_unique<UnaryExpr>(ExprKind::kPos, line, parse_unary(false));
-    else node = parse_primary();
-    node = parse_postfix(std::move(node));
-    if (with_filter) node = parse_filter_expr(std::move(node));
-    return node;
-  }
-
-  ExprPtr parse_primary() {
-    const Token& t = cur();
-    switch (t.type) {
-      case TokenType::kName: {
-        next();
-        if (t.text == "true" || t.text == "True") return std::make_unique<ConstExpr>(t.line, Value::boolean(true));
-        if (t.text == "false" || t.text == "False") return std::make_unique<ConstExpr>(t.line, Value::boolean(false));
-        if (t.text == "none" || t.text == "None") return std::make_unique<ConstExpr>(t.line, Value::none());
-        if (!macros_.empty()) {
-          if (t.text == "caller") macros_.back()->uses_caller = true;
-          if (t.text == "varargs") macros_.back()->uses_varargs = true;
-          if (t.text == "kwargs") macros_.back()->uses_kwargs = true;
-        }
-        return std::make_unique<NameExpr>(t.line, intern(t.text));
-      }
-      case TokenType::kString: {
-        std::string s;
-        int line = t.line;
-        while (cur().type == TokenType::kString) s += next().text;
-        return std::make_unique<ConstExpr>(line, Value::string(std::move(s)));
-      }
-      case TokenType::kInteger: next(); return std::make_unique<ConstExpr>(t.line, Value::integer(t.int_value));
-      case TokenType::kFloat: next(); return std::make_unique<ConstExpr>(t.line, Value::number(t.float_value));
-      default: break;
-    }
-    if (skip_op("(")) {
-      ExprPtr e = parse_tuple(false, true, {}, true);
-      expect_op(")");
-      return e;
-    }
-    if (skip_op("[")) {
-      auto list = std::make_unique<ListExpr>(t.line, false);
-      while (!at_op("]")) {
-        if (!list->items.empty()) expect_op(",");
-        if (at_op("]")) break;
-        list->items.push_back(parse_expression(true));
-      }
-      expect_op("]");
-      return list;
-    }
-    if (skip_op("{")) {
-      auto dict = std::make_unique<DictExpr>(t.line);
-      while (!at_op("}")) {
-        if (!dict->items.empty()) expect_op(",");
-        if (at_op("}")) break;
-        ExprPtr key = parse_expression(true);
-        expect_op(":");
-        dict->items.emplace_back(std::move(key), parse_expression(true));
-      }
-      expect_op("}");
-      return dict;
-    }
-    unexpected(t);
-  }
-
-  ExprPtr parse_postfix(ExprPtr node) {
-    while (true) {
-      if (at_op(".") || at_op("[")) node = parse_subscript(std::move(node));
-      else if (at_op("(")) node = parse_call(std::move(node));
-      else return node;
-    }
-  }
-
-  ExprPtr parse_filter_expr(ExprPtr node) {
-    while (true) {
-      if (at_op("|")) node = parse_filter(std::move(node), false);
-      else if (cur().is_name("is")) node = parse_test(std::move(node));
-      else if (at_op("(")) node = parse_call(std::move(node));
-      else return node;
-    }
-  }
-
-  ExprPtr parse_subscript(ExprPtr node) {
-    const Token& t = next();
-    if (t.is_op(".")) {
-      const Token& attr = next();
-      if (attr.type == TokenType::kName) return std::make_unique<GetattrExpr>(t.line, std::move(node), attr.text);
-      if (attr.type != TokenType::kInteger) fail(attr.line, "expected name or number after '.'");
-      auto index = std::make_unique<ConstExpr>(attr.line, Value::integer(attr.int_value));
-      return std::make_unique<GetitemExpr>(t.line, std::move(node), std::move(index));
-    }
-    std::vector<ExprPtr> args;
-    while (!at_op("]")) {
-      if (!args.empty()) expect_op(",");
-      args.push_back(parse_subscribed());
-    }
-    expect_op("]");
-    ExprPtr index;
-    if (args.size() == 1) {
-      index = std::move(args[0]);
-    } else {
-      auto tuple = std::make_unique<ListExpr>(t.line, true);
-      tuple->items = std::move(args);
-      index = std::move(tuple);
-    }
-    return std::make_unique<GetitemExpr>(t.line, std::move(node), std::move(index));
-  }
-
-  ExprPtr parse_subscribed() {
-    int line = cur().line;
-    auto slice = std::make_unique<SliceExpr>(line);
-    if (!skip_op(":")) {
-      ExprPtr e = parse_expression(true);
-      if (!skip_op(":")) return e;
-      slice->start = std::move(e);
-    }
-    if (!at_op(":") && !at_op("]") && !at_op(",")) slice->stop = parse_expression(true);
-    if (skip_op(":") && !at_op("]") && !at_op(",")) slice->step = parse_expression(true);
-    return slice;
-  }
-
-  CallArgsExpr parse_call_args() {
-    int line = cur().line;
-    expect_op("(");
-    CallArgsExpr args;
-    bool need_comma = false;
-    auto ensure = [&](bool ok) {
-      if (!ok) fail(line, "invalid syntax for function call expression");
-    };
-    while (!at_op(")")) {
-      if (need_comma) {
-        expect_op(",");
-        if (at_op(")")) break;
-      }
-      if (skip_op("*")) {
-        ensure(!args.star_args && !args.star_kwargs);
-        args.star_args = parse_expression(true);
-      } else if (skip_op("**")) {
-        ensure(!args.star_kwargs);
-        args.star_kwargs = parse_expression(true);
-      } else if (cur().type == TokenType::kName && look().is_op("=")) {
-        ensure(!args.star_kwargs);
-        std::string key = next().text;
-        next();
-        args.keyword.emplace_back(std::move(key), parse_expression(true));
-      } else {
-        ensure(!args.star_args && !args.star_kwargs && args.keyword.empty());
-        args.positional.push_back(parse_expression(true));
-      }
-      need_comma = true;
-    }
-    expect_op(")");
-    return args;
-  }
-
-  ExprPtr parse_call(ExprPtr node) {
-    auto call = std::make_unique<CallExpr>(cur().line, std::move(node));
-    call->args = parse_call_args();
-    return call;
-  }
-
-  ExprPtr parse_filter(ExprPtr node, bool start_inline) {
-    while (at_op("|") || start_inline) {
-      if (!start_inline) next();
-      start_inline = false;
-      const Token& name = expect_type(TokenType::kName, "filter name");
-      std::string full = name.text;
-      while (skip_op(".")) full += "." + expect_type(TokenType::kName, "filter name").text;
-      auto f = std::make_unique<FilterExpr>(name.line, std::move(node), full);
-      f->fn = find_filter(full);
-      if (at_op("(")) f->args = parse_call_args();
-      node = std::move(f);
-    }
-    return node;
-  }
-
-  ExprPtr parse_test(ExprPtr node) {
-    int line = next().line;  // "is"
-    bool negated = skip_name("not");
-    std::string name = expect_type(TokenType::kName, "test name").text;
-    while (skip_op(".")) name += "." + expect_type(TokenType::kName, "test name").text;
-    auto test = std::make_unique<TestExpr>(line, std::move(node), name);
-    test->fn = find_test(name);
-    const Token& t = cur();
-    if (t.is_op("(")) {
-      test->args = parse_call_args();
-    } else if ((t.type == TokenType::kName || t.type == TokenType::kString || t.type == TokenType::kInteger ||
-                t.type == TokenType::kFloat || t.is_op("[") || t.is_op("{")) &&
-               !t.is_name("else") && !t.is_name("or") && !t.is_name("and")) {
-      if (t.is_name("is")) fail(t.line, "you cannot chain multiple tests with 'is'");
-      test->args.positional.push_back(parse_postfix(parse_primary()));
-    }
-    if (negated) return std::make_unique<UnaryExpr>(ExprKind::kNot, line, std::move(test));
-    return test;
-  }
-
-  std::vector<Token> toks_;
-  size_t i_ = 0;
-  Program& prog_;
-  int depth_ = 0;
   int loop_depth_ = 0;
-  std::vector<MacroStmt*> macros_;
   std::vector<OpenBlock> open_;
 };
 

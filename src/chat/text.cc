@@ -377,6 +377,22 @@ std::string replace(std::string_view s, std::string_view old_text, std::string_v
   return out;
 }
 
+std::string pad(const std::string& s, int64_t width, char align, const std::string& fill) {
+  int64_t n = int64_t(text::code_point_count(s));
+  if (width <= n) return s;
+  if (width > int64_t(64u << 20)) fail(format("field width %lld is too large", (long long)width));
+  int64_t total = width - n, left = 0;
+  if (align == '>') left = total;
+  else if (align == '^') left = total / 2;
+  else if (align == 'c') left = total / 2 + (total & width & 1);
+  std::string out;
+  for (int64_t i = 0; i < left; ++i) out += fill;
+  out += s;
+  for (int64_t i = 0; i < total - left; ++i) out += fill;
+  return out;
+}
+
+
 std::string float_repr(double d) {
   if (std::isnan(d)) return "nan";
   if (std::isinf(d)) return d < 0 ? "-inf" : "inf";

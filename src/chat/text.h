@@ -42,6 +42,10 @@ std::vector<std::string> splitlines(std::string_view s, bool keepends);  // str.
 std::string replace(std::string_view s, std::string_view old_text, std::string_view new_text, int64_t count,
                     size_t max_bytes);
 
+// Pads to `width` code points; align '<' '>' '^' (str.format) or 'c' (str.center, which puts an odd
+// space on the left when width is odd). Fails past 64 MiB.
+std::string pad(const std::string& s, int64_t width, char align, const std::string& fill);
+
 std::string float_repr(double d);  // repr(float): shortest round-trip digits, Python's layout
 std::string html_escape(std::string_view s);  // markupsafe.escape: & < > " '
 
