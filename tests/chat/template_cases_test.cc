@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,8 @@ std::string read_text(const std::string& path) {
   auto bytes = test::read_file(path);
   return std::string(bytes.begin(), bytes.end());
 }
+
+void PrintTo(const SharedCase& c, std::ostream* os) { *os << c.template_name << " / " << c.case_name; }
 
 std::vector<SharedCase> load_manifest() {
   std::vector<SharedCase> cases;
