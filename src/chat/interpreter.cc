@@ -208,6 +208,7 @@ void Interpreter::exec_for(const ForStmt& stmt, Scope& scope) {
   ScopeHandle inner(*this, &scope);
   if (stmt.filter) {  // `for x in xs if cond`: loop.* counts only the items that pass
     auto kept = std::make_shared<Array>();
+    kept->depth = items->depth;
     for (const Value& item : items->items) {
       step();
       inner.reset();
@@ -225,6 +226,7 @@ void Interpreter::exec_for(const ForStmt& stmt, Scope& scope) {
   }
   auto loop = std::make_shared<Object>();
   loop->kind = Object::Kind::kLoop;
+  loop->depth = items->depth + 1;  // previtem and nextitem come from the items
   static constexpr const char* kKeys[] = {"index",  "index0", "revindex", "revindex0", "first",
                                           "last",   "length", "previtem", "nextitem",  "depth", "depth0"};
   for (const char* key : kKeys) loop->items.emplace_back(key, Value());

@@ -1,5 +1,6 @@
 #include "chat/value.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "chat/text.h"
@@ -12,46 +13,74 @@ void fail_undefined(const Value& v) {
   fail(v.is_undefined() && !v.undefined_hint().empty() ? v.undefined_hint() : "value is undefined");
 }
 
+uint32_t container_depth(const Value& v) {
+  if (v.is_array()) return v.array().depth;
+  if (v.is_object()) return v.object().depth;
+  return 0;
+}
+
+namespace {
+
+uint32_t checked_depth(uint32_t depth) {
+  if (depth > kMaxValueDepth) fail(format("value nested more than %u levels deep", kMaxValueDepth));
+  return depth;
+}
+
+Value from_json_at(const nlohmann::ordered_json& j, uint32_t depth);
+
+}  // namespace
+
 Value Value::list(std::vector<Value> items, bool is_tuple) {
   auto a = std::make_shared<Array>();
+  uint32_t inner = 0;
+  for (const Value& v : items) inner = std::max(inner, container_depth(v));
+  a->depth = checked_depth(inner + 1);
   a->items = std::move(items);
   a->is_tuple = is_tuple;
   return array(std::move(a));
 }
 
-Value Value::from_json(const nlohmann::ordered_json& j) {
+Value Value::from_json(const nlohmann::ordered_json& j) { return from_json_at(j, 1); }
+
+namespace {
+
+Value from_json_at(const nlohmann::ordered_json& j, uint32_t depth) {
   using J = nlohmann::ordered_json::value_t;
   switch (j.type()) {
-    case J::null: return none();
-    case J::boolean: return boolean(j.get<bool>());
-    case J::number_integer: return integer(j.get<int64_t>());
+    case J::null: return Value::none();
+    case J::boolean: return Value::boolean(j.get<bool>());
+    case J::number_integer: return Value::integer(j.get<int64_t>());
     case J::number_unsigned: {
       uint64_t u = j.get<uint64_t>();
-      return u <= uint64_t(INT64_MAX) ? integer(int64_t(u)) : number(double(u));
+      return u <= uint64_t(INT64_MAX) ? Value::integer(int64_t(u)) : Value::number(double(u));
     }
-    case J::number_float: return number(j.get<double>());
-    case J::string: return string(j.get<std::string>());
+    case J::number_float: return Value::number(j.get<double>());
+    case J::string: return Value::string(j.get<std::string>());
     case J::array: {
       auto a = std::make_shared<Array>();
+      a->depth = checked_depth(depth);
       a->items.reserve(j.size());
-      for (const auto& e : j) a->items.push_back(from_json(e));
-      return array(std::move(a));
+      for (const auto& e : j) a->items.push_back(from_json_at(e, depth + 1));
+      return Value::array(std::move(a));
     }
     case J::object: {
       auto o = std::make_shared<Object>();
+      o->depth = checked_depth(depth);
       o->items.reserve(j.size());
-      for (const auto& [k, e] : j.items()) o->items.emplace_back(k, from_json(e));
-      return object(std::move(o));
+      for (const auto& [k, e] : j.items()) o->items.emplace_back(k, from_json_at(e, depth + 1));
+      return Value::object(std::move(o));
     }
     case J::binary: {
       std::vector<Value> bytes;
-      for (uint8_t b : j.get_binary()) bytes.push_back(integer(b));
-      return list(std::move(bytes));
+      for (uint8_t b : j.get_binary()) bytes.push_back(Value::integer(b));
+      return Value::list(std::move(bytes));
     }
     case J::discarded: break;
   }
   return Value();
 }
+
+}  // namespace
 
 const Value* Object::find(std::string_view key) const {
   for (const auto& kv : items)
@@ -66,6 +95,7 @@ Value* Object::find(std::string_view key) {
 }
 
 void Object::set(std::string_view key, Value v) {
+  depth = std::max(depth, checked_depth(container_depth(v) + 1));
   if (Value* slot = find(key)) *slot = std::move(v);
   else items.emplace_back(std::string(key), std::move(v));
 }
@@ -141,15 +171,18 @@ void append_string_repr(std::string& out, std::string_view s) {
   out += quote;
 }
 
-void append_repr(std::string& out, const Value& v);
+// Namespaces being printed: one that contains itself prints as Python's "{...}".
+using Printing = std::vector<const Object*>;
 
-void append_container(std::string& out, const Value& v) {
+void append_repr(std::string& out, const Value& v, Printing& printing);
+
+void append_container(std::string& out, const Value& v, Printing& printing) {
   if (v.is_array()) {
     const Array& a = v.array();
     out += a.is_tuple ? '(' : '[';
     for (size_t i = 0; i < a.items.size(); ++i) {
       if (i) out += ", ";
-      append_repr(out, a.items[i]);
+      append_repr(out, a.items[i], printing);
     }
     if (a.is_tuple && a.items.size() == 1) out += ',';
     out += a.is_tuple ? ')' : ']';
@@ -162,19 +195,31 @@ void append_container(std::string& out, const Value& v) {
     out += "<LoopContext " + (index ? index->to_str() : "?") + "/" + (length ? length->to_str() : "?") + ">";
     return;
   }
-  if (o.kind == Object::Kind::kNamespace) out += "<Namespace ";
+  const bool ns = o.kind == Object::Kind::kNamespace;
+  if (ns) {
+    if (std::find(printing.begin(), printing.end(), &o) != printing.end()) {
+      out += "<Namespace {...}>";
+      return;
+    }
+    if (printing.size() >= kMaxValueDepth) fail("value nested too deeply to print");
+    printing.push_back(&o);
+    out += "<Namespace ";
+  }
   out += '{';
   for (size_t i = 0; i < o.items.size(); ++i) {
     if (i) out += ", ";
     append_string_repr(out, o.items[i].first);
     out += ": ";
-    append_repr(out, o.items[i].second);
+    append_repr(out, o.items[i].second, printing);
   }
   out += '}';
-  if (o.kind == Object::Kind::kNamespace) out += '>';
+  if (ns) {
+    out += '>';
+    printing.pop_back();
+  }
 }
 
-void append_repr(std::string& out, const Value& v) {
+void append_repr(std::string& out, const Value& v, Printing& printing) {
   switch (v.kind()) {
     case Value::Kind::kUndefined: out += "Undefined"; return;
     case Value::Kind::kString:
@@ -186,6 +231,8 @@ void append_repr(std::string& out, const Value& v) {
         append_string_repr(out, v.str());
       }
       return;
+    case Value::Kind::kArray:
+    case Value::Kind::kObject: append_container(out, v, printing); return;
     default: v.append_str(out);
   }
 }
@@ -201,7 +248,11 @@ void Value::append_str(std::string& out) const {
     case Kind::kFloat: out += text::float_repr(as_double()); return;
     case Kind::kString: out += str(); return;
     case Kind::kArray:
-    case Kind::kObject: append_container(out, *this); return;
+    case Kind::kObject: {
+      Printing printing;
+      append_container(out, *this, printing);
+      return;
+    }
     case Kind::kCallable: out += callable().repr(); return;
   }
 }
@@ -215,7 +266,8 @@ std::string Value::to_str() const {
 
 std::string Value::repr() const {
   std::string out;
-  append_repr(out, *this);
+  Printing printing;
+  append_repr(out, *this, printing);
   return out;
 }
 

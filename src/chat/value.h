@@ -101,9 +101,14 @@ class Value {
   bool markup_ = false;  // a str marked safe (Jinja's Markup): `+` escapes the other operand
 };
 
+// Lists and dicts nest at most this deep, so printing, comparing and freeing them stays off the
+// stack's end (Python stops near the same depth with a RecursionError).
+constexpr uint32_t kMaxValueDepth = 500;
+
 struct Array {
   std::vector<Value> items;
   bool is_tuple = false;
+  uint32_t depth = 1;  // 1 + the deepest list/dict inside
 };
 
 // A string-keyed map in insertion order (Python dict), a namespace() or a loop object.
@@ -111,11 +116,15 @@ struct Object {
   enum class Kind : uint8_t { kDict, kNamespace, kLoop };
   Kind kind = Kind::kDict;
   std::vector<std::pair<std::string, Value>> items;
+  uint32_t depth = 1;  // 1 + the deepest list/dict inside (never lowered when a value is replaced)
 
   const Value* find(std::string_view key) const;
   Value* find(std::string_view key);
-  void set(std::string_view key, Value v);  // replaces in place or appends
+  void set(std::string_view key, Value v);  // replaces in place or appends; fails past kMaxValueDepth
 };
+
+// Nesting depth of a list or dict (0 for anything else).
+uint32_t container_depth(const Value& v);
 
 inline bool Value::is_dict() const { return is_object() && object().kind == Object::Kind::kDict; }
 

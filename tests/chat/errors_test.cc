@@ -115,8 +115,27 @@ TEST(Limits, DeepNestingIsASyntaxError) {
 }
 
 TEST(Limits, NamespaceCyclesRender) {
-  // A namespace holding itself: renders, and the interpreter breaks the cycle when it ends.
+  // A namespace holding itself: renders and prints like Python, and the interpreter breaks the
+  // cycle when it ends.
   EXPECT_EQ(run("{% set ns = namespace() %}{% set ns.self = ns %}{% set ns.n = 1 %}{{ ns.self.self.n }}"), "1");
+  EXPECT_EQ(run("{% set ns = namespace(a=1) %}{% set ns.self = ns %}{{ ns }}"),
+            "<Namespace {'a': 1, 'self': <Namespace {...}>}>");
+}
+
+TEST(Limits, DeepValuesStop) {
+  EXPECT_EQ(run("{% set ns = namespace(x=[]) %}{% for i in range(400) %}{% set ns.x = [ns.x] %}{% endfor %}"
+                "{{ ns.x|tojson|length }}"),
+            "802");
+  EXPECT_EQ(run("{% set ns = namespace(x=[]) %}{% for i in range(600) %}{% set ns.x = [ns.x] %}{% endfor %}"),
+            "error: line 1: value nested more than 500 levels deep");
+  EXPECT_EQ(run("{% set ns = namespace(x=none) %}{% for i in range(600) %}{% set ns.x = namespace(c=ns.x) %}{% endfor %}"),
+            "error: line 1: value nested more than 500 levels deep");
+  // Context from outside is held to the same depth.
+  std::string deep = std::string(2000, '[') + std::string(2000, ']');
+  auto t = Template::parse("{{ x|length }}");
+  auto out = t->render(nlohmann::ordered_json{{"x", nlohmann::ordered_json::parse(deep)}});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().message(), "value nested more than 500 levels deep");
 }
 
 }  // namespace
