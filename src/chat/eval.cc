@@ -87,7 +87,8 @@ CallArgs Interpreter::eval_args(const CallArgsExpr& a, Scope& scope) {
   for (const auto& e : a.positional) args.positional.push_back(eval(*e, scope));
   if (a.star_args) {
     Value extra = eval(*a.star_args, scope);
-    for (const Value& v : iterate(extra)->items) args.positional.push_back(v);
+    const auto v_list = iterate(extra);  // keeps a built list alive through the loop
+    for (const Value& v : v_list->items) args.positional.push_back(v);
   }
   for (const auto& [name, e] : a.keyword) args.keyword.emplace_back(name, eval(*e, scope));
   if (a.star_kwargs) {

@@ -67,7 +67,8 @@ Value select_or_reject(Interpreter& in, const Value& v, CallArgs& a, bool select
     test_args.positional.assign(a.positional.begin() + off + 1, a.positional.end());
   }
   test_args.keyword = a.keyword;
-  for (const Value& item : iterate(v)->items) {
+  const auto item_list = iterate(v);  // keeps a built list alive through the loop
+  for (const Value& item : item_list->items) {
     Value subject = getter ? (*getter)(in, item) : item;
     CallArgs call = test_args;
     bool r = test.empty() ? subject.truthy() : in.call_test(test, subject, call);
@@ -105,7 +106,8 @@ Value filter_batch(Interpreter&, Value& v, CallArgs& a) {
   const int64_t n = args.int_or(0, 0);
   if (n <= 0) fail("batch(): linecount must be positive");
   std::vector<Value> rows, row;
-  for (const Value& item : iterate(v)->items) {
+  const auto item_list = iterate(v);  // keeps a built list alive through the loop
+  for (const Value& item : item_list->items) {
     row.push_back(item);
     if (int64_t(row.size()) == n) rows.push_back(list_of(std::move(row))), row.clear();
   }
@@ -156,7 +158,8 @@ Value filter_sort(Interpreter& in, Value& v, CallArgs& a) {
     keys.emplace_back(args.get(2), ignore_case);
   }
   std::vector<std::pair<Value, Value>> keyed;
-  for (const Value& item : iterate(v)->items) {
+  const auto item_list = iterate(v);  // keeps a built list alive through the loop
+  for (const Value& item : item_list->items) {
     if (keys.size() == 1) {
       keyed.emplace_back(keys[0](in, item), item);
     } else {
@@ -175,7 +178,8 @@ Value filter_unique(Interpreter& in, Value& v, CallArgs& a) {
   Args args("unique", a, {"case_sensitive", "attribute"});
   AttrGetter key(args.get(1), !args.bool_or(0, false));
   std::vector<Value> seen, out;
-  for (const Value& item : iterate(v)->items) {
+  const auto item_list = iterate(v);  // keeps a built list alive through the loop
+  for (const Value& item : item_list->items) {
     Value k = key(in, item);
     if (std::any_of(seen.begin(), seen.end(), [&](const Value& s) { return equals(s, k); })) continue;
     seen.push_back(std::move(k));
@@ -191,7 +195,8 @@ Value filter_sum(Interpreter& in, Value& v, CallArgs& a) {
   Args args("sum", a, {"attribute", "start"});
   AttrGetter key(args.get(0), false);
   Value total = args.value_or(1, Value::integer(0));
-  for (const Value& item : iterate(v)->items) total = binary_op(BinaryOp::kAdd, std::move(total), key(in, item), in.max_value_bytes());
+  const auto item_list = iterate(v);  // keeps a built list alive through the loop
+  for (const Value& item : item_list->items) total = binary_op(BinaryOp::kAdd, std::move(total), key(in, item), in.max_value_bytes());
   return total;
 }
 
@@ -202,7 +207,8 @@ Value filter_join(Interpreter& in, Value& v, CallArgs& a) {
   if (args.has(1) && !args.get(1)->is_none()) key.emplace(args.get(1), false);
   std::string out;
   bool first = true;
-  for (const Value& item : iterate(v)->items) {
+  const auto item_list = iterate(v);  // keeps a built list alive through the loop
+  for (const Value& item : item_list->items) {
     if (!first) out += sep;
     first = false;
     (key ? (*key)(in, item) : item).append_str(out);

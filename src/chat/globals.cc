@@ -56,7 +56,8 @@ void fill_mapping(Object& o, CallArgs& a, const char* fn) {
     if (init.is_dict()) {
       for (const auto& [k, v] : init.object().items) o.set(k, v);
     } else {
-      for (const Value& pair : iterate(init)->items) {
+      const auto pair_list = iterate(init);  // keeps a built list alive through the loop
+      for (const Value& pair : pair_list->items) {
         auto kv = iterate(pair);
         if (kv->items.size() != 2 || !kv->items[0].is_string())
           fail(std::string(fn) + ": each element must be a (str, value) pair");

@@ -120,10 +120,13 @@ std::optional<Value> string_method(Interpreter& in, const Value& self, std::stri
     if (!a.has(0)) fail(std::string(name) + "() takes at least 1 argument (0 given)");
     return Value::boolean(affix_match(s, *a.get(0), name == "startswith", name == "startswith" ? "startswith" : "endswith"));
   }
-  if (name == "upper") return Args(name, call, {}), sv(text::upper(s));
-  if (name == "lower" || name == "casefold") return Args(name, call, {}), sv(text::lower(s));
-  if (name == "title") return Args(name, call, {}), sv(text::title(s));
-  if (name == "capitalize") return Args(name, call, {}), sv(text::capitalize(s));
+  if (name == "upper" || name == "lower" || name == "casefold" || name == "title" || name == "capitalize") {
+    Args(name, call, {});
+    if (name == "upper") return sv(text::upper(s));
+    if (name == "title") return sv(text::title(s));
+    if (name == "capitalize") return sv(text::capitalize(s));
+    return sv(text::lower(s));
+  }
   if (name == "replace") {
     Args a(name, call, {"old", "new", "count"});
     if (!a.has(1)) fail("replace() takes at least 2 arguments");
@@ -163,14 +166,15 @@ std::optional<Value> string_method(Interpreter& in, const Value& self, std::stri
     return Value::string(std::move(out));
   }
   if (name == "format") return Value::string(str_format(s, call, max_bytes));
-  if (name == "isdigit" || name == "isdecimal" || name == "isnumeric")
-    return Args(name, call, {}), Value::boolean(all_code_points(s, text::is_digit));
-  if (name == "isalpha") return Args(name, call, {}), Value::boolean(all_code_points(s, text::is_alpha));
-  if (name == "isalnum")
-    return Args(name, call, {}),
-           Value::boolean(all_code_points(s, [](uint32_t c) { return text::is_alpha(c) || text::is_digit(c); }));
-  if (name == "isspace") return Args(name, call, {}), Value::boolean(all_code_points(s, text::is_space));
-  if (name == "islower" || name == "isupper") return Args(name, call, {}), Value::boolean(case_test(s, name == "islower"));
+  if (name.substr(0, 2) == "is" && has_method(self, name)) {
+    Args(name, call, {});
+    if (name == "isdigit" || name == "isdecimal" || name == "isnumeric") return Value::boolean(all_code_points(s, text::is_digit));
+    if (name == "isalpha") return Value::boolean(all_code_points(s, text::is_alpha));
+    if (name == "isalnum")
+      return Value::boolean(all_code_points(s, [](uint32_t c) { return text::is_alpha(c) || text::is_digit(c); }));
+    if (name == "isspace") return Value::boolean(all_code_points(s, text::is_space));
+    if (name == "islower" || name == "isupper") return Value::boolean(case_test(s, name == "islower"));
+  }
   if (name == "center" || name == "ljust" || name == "rjust") {
     Args a(name, call, {"width", "fillchar"});
     std::string fill = a.string_or(1, " ");

@@ -23,7 +23,8 @@ struct Program;
 
 // Guards against runaway templates; a template that crosses one fails with a message naming it.
 struct RenderLimits {
-  size_t max_output_bytes = 64u << 20;  // bytes written (macro and block captures included)
+  size_t max_output_bytes = 64u << 20;  // bytes written (macro and block captures included); also
+                                        // the largest string or list one expression may build
   int max_call_depth = 200;             // nested macro calls
   uint64_t max_steps = 10'000'000;      // loop iterations plus macro calls
 };

@@ -34,6 +34,13 @@ TEST(Api, ContextValuesKeepJsonTypes) {
   EXPECT_EQ(t->render(ctx).value(), "1|1.0|True|s|[1, 'x']|{'k': [None]}|True|1.8446744073709552e+19");
 }
 
+TEST(Api, GenerationBlocksRenderTheirBody) {
+  // Hugging Face's {% generation %} marks assistant text for training masks; rendering keeps the body.
+  auto t = Template::parse("a{% generation %}{% set x = 1 %}{{ x + 1 }}{% endgeneration %}b{{ x is defined }}");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->render(ordered_json::object()).value(), "a2bFalse");
+}
+
 TEST(Api, StrftimeNowUsesTheInjectedTime) {
   auto t = Template::parse("{{ strftime_now('%d %b %Y %H:%M:%S %a') }}");
   ASSERT_TRUE(t.ok());
