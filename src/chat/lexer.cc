@@ -33,6 +33,7 @@ class Lexer {
   }
 
   std::vector<Token> run() {
+    tokens_.reserve(src_.size() / 6 + 16);  // typical density; avoids regrowing a large vector
     while (pos_ < src_.size()) root();
     emit(TokenType::kEof, "");
     return std::move(tokens_);

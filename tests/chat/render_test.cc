@@ -1,6 +1,7 @@
 // The engine against expectations produced by the reference Jinja2 (3.1, Hugging Face's settings:
 // sandboxed, trim_blocks, lstrip_blocks, loopcontrols, tojson as json.dumps). Each row is a small
 // template; a row without output must fail with a message containing the given text.
+// The rows come from reference/make_render_rows.py over reference/render_rows.txt.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
