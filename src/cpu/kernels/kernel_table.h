@@ -14,6 +14,10 @@
 #include "core/tensor_type.h"
 #include "cpu/kernels/isa.h"
 
+// Fully unrolls a loop with a small constant trip count, so that arrays of vectors stay in
+// registers (kernel sources only).
+#define ZINC_UNROLL _Pragma("GCC unroll 16")
+
 namespace zinc::cpu::kernels {
 
 constexpr int kGroupElems = 256;

@@ -125,10 +125,13 @@ inline const uint8_t* group_src(const uint8_t* row, int64_t cols, int64_t g, uin
   return tail;
 }
 
+// acc += the group's products (scale term), acc_m += its m * s term (a separate chain helps
+// latency when there are few accumulators; pass the same one twice otherwise).
 template <class S, bool kWide>
 inline void dot_group(const typename S::U8 (&w)[4], const typename S::F32& d, const typename S::F32& m,
-                      const ActGroup& a, typename S::F32& acc) {
+                      const ActGroup& a, typename S::F32& acc, typename S::F32& acc_m) {
   auto p = S::zero_i32();
+  ZINC_UNROLL
   for (int j = 0; j < 4; ++j) {
     if constexpr (kWide) {
       p = S::dot_chunk_wide(p, w[j], a.q + 64 * j);
@@ -137,7 +140,7 @@ inline void dot_group(const typename S::U8 (&w)[4], const typename S::F32& d, co
     }
   }
   acc = S::fma(S::cvt(p), S::mul(d, S::load_f32(a.d)), acc);
-  acc = S::fma(m, S::load_f32(a.s), acc);
+  acc_m = S::fma(m, S::load_f32(a.s), acc_m);
 }
 
 template <class S, TensorType T>
@@ -150,6 +153,7 @@ void unpack_panel(const WeightRows& w, int64_t r0, int n_rows, int64_t g0, int64
       typename S::F32 d, m;
       load_group<S, T>(group_src<T>(row, w.cols, g0 + g, tail), q, d, m);
       WeightGroup& out = panel[r * n_groups + g];
+      ZINC_UNROLL
       for (int j = 0; j < 4; ++j) S::store_u8(out.q + 64 * j, q[j]);
       S::store_f32(out.d, d);
       S::store_f32(out.m, m);
@@ -167,19 +171,22 @@ void gemv_n(const WeightRows& w, int64_t r0, int64_t r1, const ActGroup* const* 
   alignas(64) uint8_t tail[group_size_bytes(T)];
   for (int64_t r = r0; r < r1; ++r) {
     const uint8_t* row = w.data + size_t(r) * w.row_stride_bytes;
-    typename S::F32 acc[NT];
-    for (int t = 0; t < NT; ++t) acc[t] = S::zero_f32();
+    typename S::F32 acc[NT], acc_m[NT];
+    ZINC_UNROLL
+    for (int t = 0; t < NT; ++t) acc[t] = acc_m[t] = S::zero_f32();
     typename S::U8 q[4];
     typename S::F32 d, m;
     for (int64_t g = 0; g < n_full; ++g) {
       load_group<S, T>(row + g * group_size_bytes(T), q, d, m);
-      for (int t = 0; t < NT; ++t) dot_group<S, kWide>(q, d, m, act[t][g], acc[t]);
+      ZINC_UNROLL
+      for (int t = 0; t < NT; ++t) dot_group<S, kWide>(q, d, m, act[t][g], acc[t], acc_m[t]);
     }
     if (has_tail) {
       load_group<S, T>(group_src<T>(row, w.cols, n_full, tail), q, d, m);
-      for (int t = 0; t < NT; ++t) dot_group<S, kWide>(q, d, m, act[t][n_full], acc[t]);
+      for (int t = 0; t < NT; ++t) dot_group<S, kWide>(q, d, m, act[t][n_full], acc[t], acc_m[t]);
     }
-    for (int t = 0; t < NT; ++t) y[t][r] = S::hsum(acc[t]);
+    ZINC_UNROLL
+    for (int t = 0; t < NT; ++t) y[t][r] = S::hsum(S::add(acc[t], acc_m[t]));
   }
 }
 
@@ -201,17 +208,22 @@ template <class S, int R, int NT, bool kWide>
 void gemm_tile(const WeightGroup* panel, int64_t n_groups, const ActGroup* const* act, float* const* y, int64_t r0,
                bool accumulate) {
   typename S::F32 acc[R][NT];
+  ZINC_UNROLL
   for (int r = 0; r < R; ++r)
     for (int t = 0; t < NT; ++t) acc[r][t] = S::zero_f32();
   for (int64_t g = 0; g < n_groups; ++g) {
+    ZINC_UNROLL
     for (int r = 0; r < R; ++r) {
       const WeightGroup& wg = panel[r * n_groups + g];
       typename S::U8 q[4];
+      ZINC_UNROLL
       for (int j = 0; j < 4; ++j) q[j] = S::load_u8(wg.q + 64 * j);
       const typename S::F32 d = S::load_f32(wg.d), m = S::load_f32(wg.m);
-      for (int t = 0; t < NT; ++t) dot_group<S, kWide>(q, d, m, act[t][g], acc[r][t]);
+      ZINC_UNROLL
+      for (int t = 0; t < NT; ++t) dot_group<S, kWide>(q, d, m, act[t][g], acc[r][t], acc[r][t]);
     }
   }
+  ZINC_UNROLL
   for (int t = 0; t < NT; ++t)
     for (int r = 0; r < R; ++r) {
       const float v = S::hsum(acc[r][t]);
@@ -281,15 +293,20 @@ template <class S, TensorType T, int R, int NT>
 void float_tile(const WeightRows& w, int64_t r0, const float* const* x, float* const* y) {
   const int64_t k16 = w.cols & ~int64_t(15);
   const uint8_t* rows[R];
+  ZINC_UNROLL
   for (int r = 0; r < R; ++r) rows[r] = w.data + size_t(r0 + r) * w.row_stride_bytes;
   typename S::F32 acc[R][NT];
+  ZINC_UNROLL
   for (int r = 0; r < R; ++r)
     for (int t = 0; t < NT; ++t) acc[r][t] = S::zero_f32();
   for (int64_t k = 0; k < k16; k += 16) {
     typename S::F32 wv[R];
+    ZINC_UNROLL
     for (int r = 0; r < R; ++r) wv[r] = load_weights16<S, T>(rows[r], k);
+    ZINC_UNROLL
     for (int t = 0; t < NT; ++t) {
       const typename S::F32 xv = S::load_f32(x[t] + k);
+      ZINC_UNROLL
       for (int r = 0; r < R; ++r) acc[r][t] = S::fma(wv[r], xv, acc[r][t]);
     }
   }

@@ -61,6 +61,7 @@ struct Simd {
   }
   static F32 cvt(const I32& a) { return {_mm256_cvtepi32_ps(a.lo), _mm256_cvtepi32_ps(a.hi)}; }
   static F32 mul(const F32& a, const F32& b) { return {_mm256_mul_ps(a.lo, b.lo), _mm256_mul_ps(a.hi, b.hi)}; }
+  static F32 add(const F32& a, const F32& b) { return {_mm256_add_ps(a.lo, b.lo), _mm256_add_ps(a.hi, b.hi)}; }
   static F32 fma(const F32& a, const F32& b, const F32& c) {
     return {_mm256_fmadd_ps(a.lo, b.lo, c.lo), _mm256_fmadd_ps(a.hi, b.hi, c.hi)};
   }
@@ -112,6 +113,7 @@ struct Simd {
         _mm256_loadu_si256((const __m256i*)(nat + 192)), _mm256_loadu_si256((const __m256i*)(nat + 224))};
     transpose_lanes(ylo, lo);
     transpose_lanes(yhi, hi);
+    ZINC_UNROLL
     for (int j = 0; j < 4; ++j) out[j] = {lo[j], hi[j]};
   }
 };

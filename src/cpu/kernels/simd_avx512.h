@@ -33,6 +33,7 @@ struct Simd {
   static void store_f32(float* p, F32 v) { _mm512_storeu_ps(p, v); }
   static F32 cvt(I32 a) { return _mm512_cvtepi32_ps(a); }
   static F32 mul(F32 a, F32 b) { return _mm512_mul_ps(a, b); }
+  static F32 add(F32 a, F32 b) { return _mm512_add_ps(a, b); }
   static F32 fma(F32 a, F32 b, F32 c) { return _mm512_fmadd_ps(a, b, c); }
   static float hsum(F32 a) {
     const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_extractf32x8_ps(a, 1));
@@ -78,8 +79,10 @@ struct Simd {
   static void quantize_group(const float* x, ActGroup& out) {
     alignas(64) float dl[16];
     __m512i n[4];
+    ZINC_UNROLL
     for (int c = 0; c < 4; ++c) {
       __m128i packed[4];
+      ZINC_UNROLL
       for (int h = 0; h < 2; ++h) {
         const int k = 2 * c + h;
         const __m512 a = _mm512_loadu_ps(x + 32 * k), b = _mm512_loadu_ps(x + 32 * k + 16);
@@ -99,6 +102,7 @@ struct Simd {
     permute4(n, q);
     __m512i sums = _mm512_setzero_si512();
     const __m512i ones = _mm512_set1_epi8(1);
+    ZINC_UNROLL
     for (int j = 0; j < 4; ++j) {
       _mm512_storeu_si512(out.q + 64 * j, q[j]);
       sums = _mm512_dpbusd_epi32(sums, ones, q[j]);
@@ -140,18 +144,47 @@ struct Simd {
     __m512i z1 = _mm512_inserti32x4(_mm512_castsi128_si512(ld(4)), ld(5), 1);
     z1 = _mm512_inserti32x4(z1, ld(6), 2);
     z1 = _mm512_inserti32x4(z1, ld(7), 3);
+    split_nibbles(z0, z1, w);
+  }
+  // The same for 8 blocks of 16 bytes already in two registers.
+  static void split_nibbles(__m512i z0, __m512i z1, U8 (&w)[4]) {
     const __m512i idx0 = _mm512_setr_epi32(0, 0, 4, 4, 8, 8, 12, 12, 16, 16, 20, 20, 24, 24, 28, 28);
     const __m512i shift = _mm512_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4);
     const __m512i mask = _mm512_set1_epi8(0x0F);
+    ZINC_UNROLL
     for (int j = 0; j < 4; ++j) {
       const __m512i v = _mm512_permutex2var_epi32(z0, _mm512_add_epi32(idx0, _mm512_set1_epi32(j)), z1);
       w[j] = _mm512_and_si512(_mm512_srlv_epi32(v, shift), mask);
     }
   }
+  // Adds bit 4 to the bytes of Q5_0/Q5_1: lane 2k + h takes bits 16h + 4j .. +3 of block k's qh.
+  template <int kStride>
+  static void add_fifth_bits(const uint8_t* qh, U8 (&w)[4]) {
+    uint32_t h[8];
+    ZINC_UNROLL
+    for (int k = 0; k < 8; ++k) std::memcpy(&h[k], qh + k * kStride, 4);
+    const __m256i h8 = _mm256_loadu_si256((const __m256i*)h);
+    const __m512i pairs_idx = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
+    const __m512i halves = _mm512_setr_epi32(0, 16, 0, 16, 0, 16, 0, 16, 0, 16, 0, 16, 0, 16, 0, 16);
+    const __m512i bits = _mm512_srlv_epi32(_mm512_permutexvar_epi32(pairs_idx, _mm512_castsi256_si512(h8)), halves);
+    // 4 bits x0..x3 -> bit 4 of bytes 0..3: x * 0x02040810 puts x_b at bit 8b + 4 (no carries).
+    const __m512i spread = _mm512_set1_epi32(0x02040810), bit4 = _mm512_set1_epi8(0x10);
+    ZINC_UNROLL
+    for (int j = 0; j < 4; ++j) {
+      const __m512i x = _mm512_and_si512(_mm512_srli_epi32(bits, 4 * j), _mm512_set1_epi32(15));
+      w[j] = _mm512_or_si512(w[j], _mm512_and_si512(_mm512_mullo_epi32(x, spread), bit4));
+    }
+  }
+  // Per-lane pairs of 8 ints times a float.
+  static F32 scaled_pairs(__m256i v8, float scale) {
+    return pairs(_mm256_mul_ps(_mm256_cvtepi32_ps(v8), _mm256_set1_ps(scale)));
+  }
   static void lookup16(U8 (&w)[4], const int8_t (&values)[16], int offset) {
     alignas(16) uint8_t t[16];
+    ZINC_UNROLL
     for (int i = 0; i < 16; ++i) t[i] = uint8_t(values[i] + offset);
     const __m512i table = _mm512_broadcast_i32x4(_mm_load_si128((const __m128i*)t));
+    ZINC_UNROLL
     for (int j = 0; j < 4; ++j) w[j] = _mm512_shuffle_epi8(table, w[j]);
   }
 
@@ -164,6 +197,18 @@ struct Simd {
     split_nibbles8<20>(src + 4, w);
     d = block_scales<20>(src);
     m = block_scales<20>(src + 2);
+  }
+  static void unpack_group(TypeTag<TensorType::Q5_0>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
+    split_nibbles8<22>(src + 6, w);
+    add_fifth_bits<22>(src + 2, w);
+    d = block_scales<22>(src);
+    m = _mm512_mul_ps(d, _mm512_set1_ps(-16.f));
+  }
+  static void unpack_group(TypeTag<TensorType::Q5_1>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
+    split_nibbles8<24>(src + 8, w);
+    add_fifth_bits<24>(src + 4, w);
+    d = block_scales<24>(src);
+    m = block_scales<24>(src + 2);
   }
   static void unpack_group(TypeTag<TensorType::IQ4_NL>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
     static constexpr int8_t kValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
@@ -189,6 +234,7 @@ struct Simd {
   }
   static void unpack_group(TypeTag<TensorType::Q8_0>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
     __m512i n[4];
+    ZINC_UNROLL
     for (int c = 0; c < 4; ++c) {
       const __m256i lo = _mm256_loadu_si256((const __m256i*)(src + 68 * c + 2));
       const __m256i hi = _mm256_loadu_si256((const __m256i*)(src + 68 * c + 36));
@@ -196,21 +242,26 @@ struct Simd {
     }
     permute4(n, w);
     const __m512i bias = _mm512_set1_epi8(char(0x80));
+    ZINC_UNROLL
     for (int j = 0; j < 4; ++j) w[j] = _mm512_xor_si512(w[j], bias);
     d = block_scales<34>(src);
     m = _mm512_mul_ps(d, _mm512_set1_ps(-128.f));
   }
-  static void unpack_group(TypeTag<TensorType::Q4_K>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
-    // Lane i: dword 8(i/4) + 4(i%2) + j of qs, low nibbles for i%4 < 2, high ones after.
-    const __m512i x0 = _mm512_loadu_si512(src + 16), x1 = _mm512_loadu_si512(src + 80);
+  // Q4_K/Q5_K nibbles (qs: 128 bytes): lane i takes dword 8(i/4) + 4(i%2) + j, low nibbles for
+  // i%4 < 2, high ones after.
+  static void k_nibbles(const uint8_t* qs, U8 (&w)[4]) {
+    const __m512i x0 = _mm512_loadu_si512(qs), x1 = _mm512_loadu_si512(qs + 64);
     const __m512i idx0 = _mm512_setr_epi32(0, 4, 0, 4, 8, 12, 8, 12, 16, 20, 16, 20, 24, 28, 24, 28);
     const __m512i shift = _mm512_setr_epi32(0, 0, 4, 4, 0, 0, 4, 4, 0, 0, 4, 4, 0, 0, 4, 4);
     const __m512i mask = _mm512_set1_epi8(0x0F);
+    ZINC_UNROLL
     for (int j = 0; j < 4; ++j) {
       const __m512i v = _mm512_permutex2var_epi32(x0, _mm512_add_epi32(idx0, _mm512_set1_epi32(j)), x1);
       w[j] = _mm512_and_si512(_mm512_srlv_epi32(v, shift), mask);
     }
-    // 6-bit scales and mins (get_scale_min_k4) -> bytes sc0..7, mn0..7.
+  }
+  // Q4_K/Q5_K d, dmin and 6-bit scales/mins (get_scale_min_k4) at src.
+  static void k_scales(const uint8_t* src, F32& d, F32& m) {
     const __m128i q = _mm_loadu_si128((const __m128i*)(src + 4));  // 12 scale bytes (+4 ignored)
     const __m128i a = _mm_shuffle_epi8(q, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
     const __m128i b = _mm_shuffle_epi8(q, _mm_setr_epi8(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7));
@@ -218,13 +269,89 @@ struct Simd {
     const __m128i hi = _mm_and_si128(_mm_srli_epi16(a, 4),
                                      _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15));
     const __m128i top = _mm_and_si128(_mm_srli_epi16(b, 2), _mm_set1_epi8(0x30));
-    const __m128i sm = _mm_or_si128(_mm_or_si128(lo, hi), top);
+    const __m128i sm = _mm_or_si128(_mm_or_si128(lo, hi), top);  // sc0..7, mn0..7
     const __m512i sc = _mm512_cvtepu8_epi32(
         _mm_shuffle_epi8(sm, _mm_setr_epi8(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7)));
     const __m512i mn = _mm512_cvtepu8_epi32(
         _mm_shuffle_epi8(sm, _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15)));
     d = _mm512_mul_ps(_mm512_cvtepi32_ps(sc), _mm512_set1_ps(fp16(rd16(src))));
     m = _mm512_mul_ps(_mm512_cvtepi32_ps(mn), _mm512_set1_ps(-fp16(rd16(src + 2))));
+  }
+  static void unpack_group(TypeTag<TensorType::Q4_K>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
+    k_nibbles(src + 16, w);
+    k_scales(src, d, m);
+  }
+  static void unpack_group(TypeTag<TensorType::Q5_K>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
+    k_nibbles(src + 48, w);
+    // Bit 4 of lane i (sub-block i/2) is bit i/2 of qh[16(i%2) + 4j + b]: dword 4(i%2) + j,
+    // rotated from bit i/2 to bit 4.
+    const __m512i qh = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(src + 16)));
+    const __m512i idx0 = _mm512_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4);
+    const __m512i rot = _mm512_setr_epi32(4, 4, 3, 3, 2, 2, 1, 1, 0, 0, 31, 31, 30, 30, 29, 29);
+    const __m512i bit4 = _mm512_set1_epi8(0x10);
+    ZINC_UNROLL
+    for (int j = 0; j < 4; ++j) {
+      const __m512i h = _mm512_permutexvar_epi32(_mm512_add_epi32(idx0, _mm512_set1_epi32(j)), qh);
+      w[j] = _mm512_or_si512(w[j], _mm512_and_si512(_mm512_rolv_epi32(h, rot), bit4));
+    }
+    k_scales(src, d, m);
+  }
+  static void unpack_group(TypeTag<TensorType::IQ4_XS>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
+    static constexpr int8_t kValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                           1,    13,   25,  38,  53,  69,  89,  113};
+    split_nibbles(_mm512_loadu_si512(src + 8), _mm512_loadu_si512(src + 72), w);
+    lookup16(w, kValues, 128);
+    const uint16_t scales_h = rd16(src + 2);
+    int ls[8];
+    ZINC_UNROLL
+    for (int ib = 0; ib < 8; ++ib)
+      ls[ib] = (((src[4 + ib / 2] >> (4 * (ib % 2))) & 15) | (((scales_h >> (2 * ib)) & 3) << 4)) - 32;
+    d = scaled_pairs(_mm256_loadu_si256((const __m256i*)ls), fp16(rd16(src)));
+    m = _mm512_mul_ps(d, _mm512_set1_ps(-128.f));
+  }
+  static void unpack_group(TypeTag<TensorType::Q2_K>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
+    // Lane i: dword 8(i/8) + 4(i%2) + j of qs, bits 2((i%8)/2).
+    const __m512i qs = _mm512_loadu_si512(src + 16);
+    const __m512i idx0 = _mm512_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4, 8, 12, 8, 12, 8, 12, 8, 12);
+    const __m512i shift = _mm512_setr_epi32(0, 0, 2, 2, 4, 4, 6, 6, 0, 0, 2, 2, 4, 4, 6, 6);
+    const __m512i mask = _mm512_set1_epi8(3);
+    ZINC_UNROLL
+    for (int j = 0; j < 4; ++j) {
+      const __m512i v = _mm512_permutexvar_epi32(_mm512_add_epi32(idx0, _mm512_set1_epi32(j)), qs);
+      w[j] = _mm512_and_si512(_mm512_srlv_epi32(v, shift), mask);
+    }
+    const __m512i sc = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i*)src));
+    d = _mm512_mul_ps(_mm512_set1_ps(fp16(rd16(src + 80))), _mm512_cvtepi32_ps(_mm512_and_si512(sc, _mm512_set1_epi32(15))));
+    m = _mm512_mul_ps(_mm512_set1_ps(-fp16(rd16(src + 82))), _mm512_cvtepi32_ps(_mm512_srli_epi32(sc, 4)));
+  }
+  static void unpack_group(TypeTag<TensorType::Q3_K>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
+    // Low 2 bits as Q2_K (qs at 32); bit 2 = bit 4(i/8) + (i%8)/2 of hmask dword 4(i%2) + j.
+    const __m512i qs = _mm512_loadu_si512(src + 32);
+    const __m512i hm = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)src));
+    const __m512i idx0 = _mm512_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4, 8, 12, 8, 12, 8, 12, 8, 12);
+    const __m512i hidx0 = _mm512_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4);
+    const __m512i shift = _mm512_setr_epi32(0, 0, 2, 2, 4, 4, 6, 6, 0, 0, 2, 2, 4, 4, 6, 6);
+    const __m512i rot = _mm512_setr_epi32(2, 2, 1, 1, 0, 0, 31, 31, 30, 30, 29, 29, 28, 28, 27, 27);
+    const __m512i mask = _mm512_set1_epi8(3), bit2 = _mm512_set1_epi8(4);
+    ZINC_UNROLL
+    for (int j = 0; j < 4; ++j) {
+      const __m512i vj = _mm512_set1_epi32(j);
+      const __m512i lo = _mm512_srlv_epi32(_mm512_permutexvar_epi32(_mm512_add_epi32(idx0, vj), qs), shift);
+      const __m512i hb = _mm512_rolv_epi32(_mm512_permutexvar_epi32(_mm512_add_epi32(hidx0, vj), hm), rot);
+      w[j] = _mm512_or_si512(_mm512_and_si512(lo, mask), _mm512_and_si512(hb, bit2));
+    }
+    // Signed 6-bit scales: low 4 bits from raw[s] (s < 8) or raw[s-8] >> 4, high 2 from raw[8 + s%4] >> 2(s/4).
+    const __m128i raw = _mm_loadu_si128((const __m128i*)(src + 94));  // scale byte k at k + 2 (no over-read)
+    const __m512i low = _mm512_cvtepu8_epi32(_mm_shuffle_epi8(raw, _mm_setr_epi8(2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5, 6, 7, 8, 9)));
+    const __m512i low4 = _mm512_and_si512(
+        _mm512_srlv_epi32(low, _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 4, 4, 4, 4, 4, 4, 4, 4)), _mm512_set1_epi32(15));
+    const __m512i high = _mm512_cvtepu8_epi32(
+        _mm_shuffle_epi8(raw, _mm_setr_epi8(10, 11, 12, 13, 10, 11, 12, 13, 10, 11, 12, 13, 10, 11, 12, 13)));
+    const __m512i high2 = _mm512_and_si512(
+        _mm512_srlv_epi32(high, _mm512_setr_epi32(0, 0, 0, 0, 2, 2, 2, 2, 4, 4, 4, 4, 6, 6, 6, 6)), _mm512_set1_epi32(3));
+    const __m512i sc = _mm512_sub_epi32(_mm512_or_si512(low4, _mm512_slli_epi32(high2, 4)), _mm512_set1_epi32(32));
+    d = _mm512_mul_ps(_mm512_set1_ps(fp16(rd16(src + 108))), _mm512_cvtepi32_ps(sc));
+    m = _mm512_mul_ps(_mm512_set1_ps(-4.f), d);
   }
   static void unpack_group(TypeTag<TensorType::Q6_K>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
     // Lane i (n = i/8, g = (i%8)/2): low 4 bits from dword 16n + 8(g%2) + 4(i%2) + j of ql
@@ -237,6 +364,7 @@ struct Simd {
     const __m512i idx_h0 = _mm512_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4, 8, 12, 8, 12, 8, 12, 8, 12);
     const __m512i rot_h = _mm512_setr_epi32(4, 4, 2, 2, 0, 0, 30, 30, 4, 4, 2, 2, 0, 0, 30, 30);
     const __m512i mask_l = _mm512_set1_epi8(0x0F), mask_h = _mm512_set1_epi8(0x30);
+    ZINC_UNROLL
     for (int j = 0; j < 4; ++j) {
       const __m512i vj = _mm512_set1_epi32(j);
       const __m512i lo = _mm512_srlv_epi32(_mm512_permutex2var_epi32(l0, _mm512_add_epi32(idx_l0, vj), l1), shift_l);

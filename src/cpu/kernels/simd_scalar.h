@@ -51,6 +51,11 @@ struct Simd {
     for (int i = 0; i < 16; ++i) r.v[i] = a.v[i] * b.v[i];
     return r;
   }
+  static F32 add(const F32& a, const F32& b) {
+    F32 r;
+    for (int i = 0; i < 16; ++i) r.v[i] = a.v[i] + b.v[i];
+    return r;
+  }
   static F32 fma(const F32& a, const F32& b, const F32& c) {  // a * b + c
     F32 r;
     for (int i = 0; i < 16; ++i) r.v[i] = a.v[i] * b.v[i] + c.v[i];
