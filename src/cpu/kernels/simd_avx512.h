@@ -179,13 +179,13 @@ struct Simd {
   static F32 scaled_pairs(__m256i v8, float scale) {
     return pairs(_mm256_mul_ps(_mm256_cvtepi32_ps(v8), _mm256_set1_ps(scale)));
   }
-  static void lookup16(U8 (&w)[4], const int8_t (&values)[16], int offset) {
-    alignas(16) uint8_t t[16];
+  // Value tables (codebook + offset) for vpshufb: IQ4_NL/IQ4_XS + 128, MXFP4 + 12.
+  static constexpr uint8_t kIQ4Table[16] = {1, 24, 45, 63, 79, 93, 106, 118, 129, 141, 153, 166, 181, 197, 217, 241};
+  static constexpr uint8_t kMXFP4Table[16] = {12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0};
+  static void lookup16(U8 (&w)[4], const uint8_t (&table)[16]) {
+    const __m512i t = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i*)table));
     ZINC_UNROLL
-    for (int i = 0; i < 16; ++i) t[i] = uint8_t(values[i] + offset);
-    const __m512i table = _mm512_broadcast_i32x4(_mm_load_si128((const __m128i*)t));
-    ZINC_UNROLL
-    for (int j = 0; j < 4; ++j) w[j] = _mm512_shuffle_epi8(table, w[j]);
+    for (int j = 0; j < 4; ++j) w[j] = _mm512_shuffle_epi8(t, w[j]);
   }
 
   static void unpack_group(TypeTag<TensorType::Q4_0>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
@@ -211,17 +211,14 @@ struct Simd {
     m = block_scales<24>(src + 2);
   }
   static void unpack_group(TypeTag<TensorType::IQ4_NL>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
-    static constexpr int8_t kValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
-                                           1,    13,   25,  38,  53,  69,  89,  113};
     split_nibbles8<18>(src + 2, w);
-    lookup16(w, kValues, 128);
+    lookup16(w, kIQ4Table);
     d = block_scales<18>(src);
     m = _mm512_mul_ps(d, _mm512_set1_ps(-128.f));
   }
   static void unpack_group(TypeTag<TensorType::MXFP4>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
-    static constexpr int8_t kValues[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
     split_nibbles8<17>(src + 1, w);
-    lookup16(w, kValues, 12);
+    lookup16(w, kMXFP4Table);
     // 2^(e - 128) (spec §2.2): exponent field e - 1, or a denormal for e < 2.
     const __m256i e = _mm256_cvtepu8_epi32(_mm_setr_epi8(char(src[0]), char(src[17]), char(src[34]), char(src[51]),
                                                          char(src[68]), char(src[85]), char(src[102]),
@@ -297,16 +294,19 @@ struct Simd {
     k_scales(src, d, m);
   }
   static void unpack_group(TypeTag<TensorType::IQ4_XS>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
-    static constexpr int8_t kValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
-                                           1,    13,   25,  38,  53,  69,  89,  113};
     split_nibbles(_mm512_loadu_si512(src + 8), _mm512_loadu_si512(src + 72), w);
-    lookup16(w, kValues, 128);
-    const uint16_t scales_h = rd16(src + 2);
-    int ls[8];
-    ZINC_UNROLL
-    for (int ib = 0; ib < 8; ++ib)
-      ls[ib] = (((src[4 + ib / 2] >> (4 * (ib % 2))) & 15) | (((scales_h >> (2 * ib)) & 3) << 4)) - 32;
-    d = scaled_pairs(_mm256_loadu_si256((const __m256i*)ls), fp16(rd16(src)));
+    lookup16(w, kIQ4Table);
+    // ls[ib] = nibble ib of scales_l | 2 bits ib of scales_h << 4, minus 32.
+    uint32_t scales_l;
+    std::memcpy(&scales_l, src + 4, 4);
+    const __m256i lo = _mm256_and_si256(
+        _mm256_srlv_epi32(_mm256_set1_epi32(int(scales_l)), _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
+        _mm256_set1_epi32(15));
+    const __m256i hi = _mm256_and_si256(
+        _mm256_srlv_epi32(_mm256_set1_epi32(rd16(src + 2)), _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14)),
+        _mm256_set1_epi32(3));
+    const __m256i ls = _mm256_sub_epi32(_mm256_or_si256(lo, _mm256_slli_epi32(hi, 4)), _mm256_set1_epi32(32));
+    d = scaled_pairs(ls, fp16(rd16(src)));
     m = _mm512_mul_ps(d, _mm512_set1_ps(-128.f));
   }
   static void unpack_group(TypeTag<TensorType::Q2_K>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
