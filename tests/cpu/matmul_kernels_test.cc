@@ -2,6 +2,8 @@
 // activation quantization, for every instruction set this CPU runs, against the spec formulas,
 // against the scalar kernels (bit for bit), and against llama.cpp's probe tensors.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstring>
@@ -103,6 +105,41 @@ TEST(MatmulKernels, DecodedWeightsMatchProbeTensors) {
         }
       EXPECT_EQ(bad, 0);
     }
+  }
+}
+
+// One row of weights that ends right before an unreadable page: decodes it with every table.
+void decode_row_before_guard_page(TensorType t, int64_t cols, std::mt19937& rng) {
+  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  const size_t rb = row_bytes(t, cols), span = (rb + page - 1) / page * page;
+  const auto bytes = test_util::random_weights(t, 1, cols, rng);
+  auto* base = static_cast<uint8_t*>(mmap(nullptr, span + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(base, MAP_FAILED);
+  ASSERT_EQ(mprotect(base + span, page, PROT_NONE), 0);
+  uint8_t* row = base + span - rb;
+  std::memcpy(row, bytes.data(), rb);
+  const WeightRows w{t, row, rb, cols};
+  const std::vector<float> x(size_t(cols), 1.f);
+  for (const KernelTable* kt : tables()) {
+    SCOPED_TRACE(std::string(type_name(t)) + " " + std::string(isa_name(kt->isa)) + " cols " + std::to_string(cols));
+    const auto panel = unpack_all(*kt, w, 1);
+    std::vector<ActGroup> a(2);
+    kt->quantize_row(x.data(), cols, a.data());
+    const ActGroup* act[1] = {a.data()};
+    float y = NAN;
+    float* yp[1] = {&y};
+    kt->gemv[int(t)](w, 0, 1, act, 1, yp);
+    EXPECT_TRUE(std::isfinite(y));
+  }
+  munmap(base, span + page);
+}
+
+// No decoder may read past a row's last block (the last row of a tensor may end a mapping).
+TEST(MatmulKernels, DecodersStayInsideTheRow) {
+  std::mt19937 rng(13);
+  for (TensorType t : test_util::kQuantTypes) {
+    decode_row_before_guard_page(t, 256, rng);  // one full group
+    if (type_info(t).block_elems == 32) decode_row_before_guard_page(t, 288, rng);  // and a partial one
   }
 }
 
