@@ -125,6 +125,7 @@ int64_t row_chunk(int64_t rows, int n_threads, int64_t align, int64_t max_rows) 
 }
 
 void check_shape(const WeightView& w, int64_t x_cols) {
+  ZINC_CHECK(has_matmul_kernel(w.type) || can_dequantize(w.type));
   ZINC_CHECK(w.cols == x_cols);
   ZINC_CHECK(w.rows >= 0 && w.cols > 0);
   const auto& info = type_info(w.type);

@@ -33,8 +33,9 @@ struct WeightView {
 void matmul(const WeightView& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool);
 
 // An input x: [n_tokens, cols] shared by several matmuls (q/k/v, gate/up, the experts of a MoE
-// layer): quantized once, on first use with quantized weights. Borrows x, which must stay
-// unchanged until the next reset(); owns its buffer, kept across resets (no allocation once warm).
+// layer): quantized once, on first use with quantized weights (one format serves every quantized
+// type). Borrows x, which must stay unchanged until the next reset(); owns its buffer, kept
+// across resets (no allocation once warm). Used by one calling thread at a time.
 class MatmulInput {
  public:
   MatmulInput() = default;

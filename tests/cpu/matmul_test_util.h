@@ -121,12 +121,14 @@ inline uint16_t random_scale(std::mt19937& rng, float lo, float hi, bool allow_n
   return f32_to_fp16(v);
 }
 
-// Random weights: quantize_row of random floats where core supports it, else random bytes with
-// the scale fields replaced by finite fp16 values of a realistic size.
-inline std::vector<uint8_t> random_weights(TensorType t, int64_t rows, int64_t cols, std::mt19937& rng) {
+// Random weights: quantize_row of random floats where core supports it (unless raw_bytes), else
+// random bytes with the scale fields replaced by finite fp16 values of a realistic size (every
+// other bit pattern is a valid block: extreme quants, all scale bits).
+inline std::vector<uint8_t> random_weights(TensorType t, int64_t rows, int64_t cols, std::mt19937& rng,
+                                           bool raw_bytes = false) {
   const size_t rb = row_bytes(t, cols);
   std::vector<uint8_t> w(rb * size_t(rows));
-  if (can_quantize(t)) {
+  if (can_quantize(t) && !raw_bytes) {
     std::normal_distribution<float> nd(0.f, 1.f);
     std::vector<float> src(static_cast<size_t>(cols));
     for (int64_t r = 0; r < rows; ++r) {
