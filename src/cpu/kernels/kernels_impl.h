@@ -224,12 +224,18 @@ void gemm_tile(const WeightGroup* panel, int64_t n_groups, const ActGroup* const
     }
   }
   ZINC_UNROLL
-  for (int t = 0; t < NT; ++t)
-    for (int r = 0; r < R; ++r) {
-      const float v = S::hsum(acc[r][t]);
-      float& out = y[t][r0 + r];
-      out = accumulate ? out + v : v;
+  for (int t = 0; t < NT; ++t) {
+    if constexpr (R == 4 && requires { S::hsum4(acc[0][t], acc[1][t], acc[2][t], acc[3][t]); }) {
+      S::store4(y[t] + r0, S::hsum4(acc[0][t], acc[1][t], acc[2][t], acc[3][t]), accumulate);
+    } else {
+      ZINC_UNROLL
+      for (int r = 0; r < R; ++r) {
+        const float v = S::hsum(acc[r][t]);
+        float& out = y[t][r0 + r];
+        out = accumulate ? out + v : v;
+      }
     }
+  }
 }
 
 using TileFn = void (*)(const WeightGroup*, int64_t, const ActGroup* const*, float* const*, int64_t, bool);

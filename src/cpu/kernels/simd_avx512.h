@@ -43,6 +43,18 @@ struct Simd {
     return _mm_cvtss_f32(q);
   }
 
+  // The four horizontal sums of a, b, c, d.
+  static __m128 hsum4(F32 a, F32 b, F32 c, F32 d) {
+    const __m512 ab = _mm512_add_ps(_mm512_unpacklo_ps(a, b), _mm512_unpackhi_ps(a, b));  // a02 b02 a13 b13
+    const __m512 cd = _mm512_add_ps(_mm512_unpacklo_ps(c, d), _mm512_unpackhi_ps(c, d));
+    const __m512 abcd = _mm512_add_ps(_mm512_shuffle_ps(ab, cd, 0x44), _mm512_shuffle_ps(ab, cd, 0xEE));
+    const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(abcd), _mm512_extractf32x8_ps(abcd, 1));
+    return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+  }
+  static void store4(float* p, __m128 v, bool accumulate) {
+    _mm_storeu_ps(p, accumulate ? _mm_add_ps(_mm_loadu_ps(p), v) : v);
+  }
+
   static F32 load_f16(const uint16_t* p) { return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)p)); }
   static F32 load_bf16(const uint16_t* p) {
     const __m512i v = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i*)p));
