@@ -17,6 +17,8 @@
 // Fully unrolls a loop with a small constant trip count, so that arrays of vectors stay in
 // registers (kernel sources only).
 #define ZINC_UNROLL _Pragma("GCC unroll 16")
+// Forces inlining of the small vector helpers: an out-of-line call passes vectors through memory.
+#define ZINC_INLINE inline __attribute__((always_inline))
 
 namespace zinc::cpu::kernels {
 

@@ -101,7 +101,7 @@ void quantize_row(const float* x, int64_t cols, ActGroup* out) {
 // ---- Weight groups --------------------------------------------------------------------------
 
 template <class S, TensorType T>
-inline void load_group(const uint8_t* src, typename S::U8 (&w)[4], typename S::F32& d, typename S::F32& m) {
+ZINC_INLINE void load_group(const uint8_t* src, typename S::U8 (&w)[4], typename S::F32& d, typename S::F32& m) {
   if constexpr (requires { S::unpack_group(TypeTag<T>{}, src, w, d, m); }) {
     S::unpack_group(TypeTag<T>{}, src, w, d, m);
   } else {
@@ -116,7 +116,7 @@ inline void load_group(const uint8_t* src, typename S::U8 (&w)[4], typename S::F
 // Where group g of a row starts; the last group of a 32-element format may be partial, and is
 // then copied into `tail` (zero blocks after it decode to zero weights).
 template <TensorType T>
-inline const uint8_t* group_src(const uint8_t* row, int64_t cols, int64_t g, uint8_t* tail) {
+ZINC_INLINE const uint8_t* group_src(const uint8_t* row, int64_t cols, int64_t g, uint8_t* tail) {
   constexpr BlockGeometry bg = block_geometry(T);
   const int64_t left = cols - g * kGroupElems;
   if (left >= kGroupElems) return row + g * group_size_bytes(T);
@@ -128,7 +128,7 @@ inline const uint8_t* group_src(const uint8_t* row, int64_t cols, int64_t g, uin
 // acc += the group's products (scale term), acc_m += its m * s term (a separate chain helps
 // latency when there are few accumulators; pass the same one twice otherwise).
 template <class S, bool kWide>
-inline void dot_group(const typename S::U8 (&w)[4], const typename S::F32& d, const typename S::F32& m,
+ZINC_INLINE void dot_group(const typename S::U8 (&w)[4], const typename S::F32& d, const typename S::F32& m,
                       const ActGroup& a, typename S::F32& acc, typename S::F32& acc_m) {
   auto p = S::zero_i32();
   ZINC_UNROLL
@@ -273,7 +273,7 @@ void gemm_panel(const WeightGroup* panel, int n_rows, int64_t n_groups, const Ac
 // ---- Float weights --------------------------------------------------------------------------
 
 template <class S, TensorType T>
-inline typename S::F32 load_weights16(const uint8_t* row, int64_t k) {
+ZINC_INLINE typename S::F32 load_weights16(const uint8_t* row, int64_t k) {
   if constexpr (T == TensorType::F32) {
     return S::load_f32(reinterpret_cast<const float*>(row) + k);
   } else if constexpr (T == TensorType::F16) {

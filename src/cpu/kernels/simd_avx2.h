@@ -27,45 +27,45 @@ struct Simd {
     __m256 lo, hi;
   };
 
-  static U8 load_u8(const uint8_t* p) {
+  ZINC_INLINE static U8 load_u8(const uint8_t* p) {
     return {_mm256_loadu_si256((const __m256i*)p), _mm256_loadu_si256((const __m256i*)(p + 32))};
   }
-  static void store_u8(uint8_t* p, const U8& v) {
+  ZINC_INLINE static void store_u8(uint8_t* p, const U8& v) {
     _mm256_storeu_si256((__m256i*)p, v.lo);
     _mm256_storeu_si256((__m256i*)(p + 32), v.hi);
   }
-  static I32 zero_i32() { return {_mm256_setzero_si256(), _mm256_setzero_si256()}; }
+  ZINC_INLINE static I32 zero_i32() { return {_mm256_setzero_si256(), _mm256_setzero_si256()}; }
   // u8 x s8 with w <= 128: a pair of products stays inside vpmaddubsw's int16 saturation.
-  static __m256i dot4(__m256i w, __m256i a) {
+  ZINC_INLINE static __m256i dot4(__m256i w, __m256i a) {
     return _mm256_madd_epi16(_mm256_maddubs_epi16(w, a), _mm256_set1_epi16(1));
   }
-  static I32 dot_chunk(const I32& acc, const U8& w, const int8_t* a) {
+  ZINC_INLINE static I32 dot_chunk(const I32& acc, const U8& w, const int8_t* a) {
     const __m256i a0 = _mm256_loadu_si256((const __m256i*)a), a1 = _mm256_loadu_si256((const __m256i*)(a + 32));
     return {_mm256_add_epi32(acc.lo, dot4(w.lo, a0)), _mm256_add_epi32(acc.hi, dot4(w.hi, a1))};
   }
   // Any u8: the top bit's products (128 * (a0 + a1) per pair) are summed separately.
-  static __m256i dot4_wide(__m256i w, __m256i a) {
+  ZINC_INLINE static __m256i dot4_wide(__m256i w, __m256i a) {
     const __m256i top = _mm256_set1_epi8(char(0x80));
     return _mm256_add_epi32(dot4(_mm256_andnot_si256(top, w), a), dot4(_mm256_and_si256(top, w), a));
   }
-  static I32 dot_chunk_wide(const I32& acc, const U8& w, const int8_t* a) {
+  ZINC_INLINE static I32 dot_chunk_wide(const I32& acc, const U8& w, const int8_t* a) {
     const __m256i a0 = _mm256_loadu_si256((const __m256i*)a), a1 = _mm256_loadu_si256((const __m256i*)(a + 32));
     return {_mm256_add_epi32(acc.lo, dot4_wide(w.lo, a0)), _mm256_add_epi32(acc.hi, dot4_wide(w.hi, a1))};
   }
 
-  static F32 zero_f32() { return {_mm256_setzero_ps(), _mm256_setzero_ps()}; }
-  static F32 load_f32(const float* p) { return {_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8)}; }
-  static void store_f32(float* p, const F32& v) {
+  ZINC_INLINE static F32 zero_f32() { return {_mm256_setzero_ps(), _mm256_setzero_ps()}; }
+  ZINC_INLINE static F32 load_f32(const float* p) { return {_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8)}; }
+  ZINC_INLINE static void store_f32(float* p, const F32& v) {
     _mm256_storeu_ps(p, v.lo);
     _mm256_storeu_ps(p + 8, v.hi);
   }
-  static F32 cvt(const I32& a) { return {_mm256_cvtepi32_ps(a.lo), _mm256_cvtepi32_ps(a.hi)}; }
-  static F32 mul(const F32& a, const F32& b) { return {_mm256_mul_ps(a.lo, b.lo), _mm256_mul_ps(a.hi, b.hi)}; }
-  static F32 add(const F32& a, const F32& b) { return {_mm256_add_ps(a.lo, b.lo), _mm256_add_ps(a.hi, b.hi)}; }
-  static F32 fma(const F32& a, const F32& b, const F32& c) {
+  ZINC_INLINE static F32 cvt(const I32& a) { return {_mm256_cvtepi32_ps(a.lo), _mm256_cvtepi32_ps(a.hi)}; }
+  ZINC_INLINE static F32 mul(const F32& a, const F32& b) { return {_mm256_mul_ps(a.lo, b.lo), _mm256_mul_ps(a.hi, b.hi)}; }
+  ZINC_INLINE static F32 add(const F32& a, const F32& b) { return {_mm256_add_ps(a.lo, b.lo), _mm256_add_ps(a.hi, b.hi)}; }
+  ZINC_INLINE static F32 fma(const F32& a, const F32& b, const F32& c) {
     return {_mm256_fmadd_ps(a.lo, b.lo, c.lo), _mm256_fmadd_ps(a.hi, b.hi, c.hi)};
   }
-  static float hsum(const F32& a) {
+  ZINC_INLINE static float hsum(const F32& a) {
     const __m256 h = _mm256_add_ps(a.lo, a.hi);
     __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
     q = _mm_add_ps(q, _mm_movehl_ps(q, q));
@@ -73,17 +73,17 @@ struct Simd {
     return _mm_cvtss_f32(q);
   }
 
-  static F32 load_f16(const uint16_t* p) {
+  ZINC_INLINE static F32 load_f16(const uint16_t* p) {
     return {_mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)p)),
             _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(p + 8)))};
   }
-  static __m256 bf16x8(const uint16_t* p) {
+  ZINC_INLINE static __m256 bf16x8(const uint16_t* p) {
     const __m256i v = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i*)p));
     return _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
   }
-  static F32 load_bf16(const uint16_t* p) { return {bf16x8(p), bf16x8(p + 8)}; }
-  static float fp16(uint16_t h) { return _cvtsh_ss(h); }
-  static float bf16(uint16_t h) {
+  ZINC_INLINE static F32 load_bf16(const uint16_t* p) { return {bf16x8(p), bf16x8(p + 8)}; }
+  ZINC_INLINE static float fp16(uint16_t h) { return _cvtsh_ss(h); }
+  ZINC_INLINE static float bf16(uint16_t h) {
     const uint32_t bits = uint32_t(h) << 16;
     float f;
     std::memcpy(&f, &bits, 4);
@@ -92,7 +92,7 @@ struct Simd {
 
   // Element order -> canonical chunks. Per 4 consecutive lanes (4 ymm of element order, two
   // lanes each): interleave the two lanes of each ymm by dword, then transpose 4 x 4 qwords.
-  static void transpose_lanes(const __m256i (&y)[4], __m256i (&out)[4]) {
+  ZINC_INLINE static void transpose_lanes(const __m256i (&y)[4], __m256i (&out)[4]) {
     const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
     const __m256i a = _mm256_permutevar8x32_epi32(y[0], order), b = _mm256_permutevar8x32_epi32(y[1], order);
     const __m256i c = _mm256_permutevar8x32_epi32(y[2], order), d = _mm256_permutevar8x32_epi32(y[3], order);
@@ -104,14 +104,14 @@ struct Simd {
     out[3] = _mm256_permute2x128_si256(ab_hi, cd_hi, 0x31);
   }
   // n[k] = elements 32k..32k+31 in order -> canonical chunks.
-  static void transpose8(const __m256i (&n)[8], U8 (&out)[4]) {
+  ZINC_INLINE static void transpose8(const __m256i (&n)[8], U8 (&out)[4]) {
     __m256i lo[4], hi[4];
     transpose_lanes({n[0], n[1], n[2], n[3]}, lo);
     transpose_lanes({n[4], n[5], n[6], n[7]}, hi);
     ZINC_UNROLL
     for (int j = 0; j < 4; ++j) out[j] = {lo[j], hi[j]};
   }
-  static void permute_natural(const uint8_t* nat, U8 (&out)[4]) {
+  ZINC_INLINE static void permute_natural(const uint8_t* nat, U8 (&out)[4]) {
     __m256i n[8];
     ZINC_UNROLL
     for (int k = 0; k < 8; ++k) n[k] = _mm256_loadu_si256((const __m256i*)(nat + 32 * k));
@@ -120,41 +120,41 @@ struct Simd {
 
   // ---- Decoders: element order in registers, then transpose8 ----
 
-  static uint16_t rd16(const uint8_t* p) {
+  ZINC_INLINE static uint16_t rd16(const uint8_t* p) {
     uint16_t v;
     std::memcpy(&v, p, 2);
     return v;
   }
   // Lanes 2k and 2k+1 of the result get v8[k].
-  static F32 pairs(__m256 v8) {
+  ZINC_INLINE static F32 pairs(__m256 v8) {
     return {_mm256_permutevar8x32_ps(v8, _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3)),
             _mm256_permutevar8x32_ps(v8, _mm256_setr_epi32(4, 4, 5, 5, 6, 6, 7, 7))};
   }
   template <int kStride>
-  static F32 block_scales(const uint8_t* src) {
+  ZINC_INLINE static F32 block_scales(const uint8_t* src) {
     const __m128i h = _mm_setr_epi16(short(rd16(src)), short(rd16(src + kStride)), short(rd16(src + 2 * kStride)),
                                      short(rd16(src + 3 * kStride)), short(rd16(src + 4 * kStride)),
                                      short(rd16(src + 5 * kStride)), short(rd16(src + 6 * kStride)),
                                      short(rd16(src + 7 * kStride)));
     return pairs(_mm256_cvtph_ps(h));
   }
-  static F32 scale_by(const F32& v, float s) { return mul(v, {_mm256_set1_ps(s), _mm256_set1_ps(s)}); }
+  ZINC_INLINE static F32 scale_by(const F32& v, float s) { return mul(v, {_mm256_set1_ps(s), _mm256_set1_ps(s)}); }
   // 16 unsigned bytes -> one float per lane.
-  static F32 lanes_u8(__m128i b) {
+  ZINC_INLINE static F32 lanes_u8(__m128i b) {
     return {_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(b)), _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(b, 8)))};
   }
-  static F32 lanes_i8(__m128i b) {
+  ZINC_INLINE static F32 lanes_i8(__m128i b) {
     return {_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b)), _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(b, 8)))};
   }
   // 16 split-nibble bytes -> 32 values in element order.
-  static __m256i split_nibbles(__m128i x) {
+  ZINC_INLINE static __m256i split_nibbles(__m128i x) {
     return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(x, 4), x), _mm256_set1_epi8(0x0F));
   }
-  static __m256i lookup(__m256i v, const uint8_t (&table)[16]) {
+  ZINC_INLINE static __m256i lookup(__m256i v, const uint8_t (&table)[16]) {
     return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i*)table)), v);
   }
   // Bit i of h -> 0x10 in byte i (32 bytes).
-  static __m256i bits_to_0x10(uint32_t h) {
+  ZINC_INLINE static __m256i bits_to_0x10(uint32_t h) {
     const __m256i rep = _mm256_shuffle_epi8(_mm256_set1_epi32(int(h)),
                                             _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2,
                                                              2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
@@ -166,19 +166,19 @@ struct Simd {
 
   // The 32-element formats: block k of the group at src + k * kStride, its 16 nibble bytes at kQs.
   template <int kStride, int kQs>
-  static void nibble_blocks(const uint8_t* src, __m256i (&n)[8]) {
+  ZINC_INLINE static void nibble_blocks(const uint8_t* src, __m256i (&n)[8]) {
     ZINC_UNROLL
     for (int k = 0; k < 8; ++k) n[k] = split_nibbles(_mm_loadu_si128((const __m128i*)(src + k * kStride + kQs)));
   }
 
-  static void unpack_group(TypeTag<TensorType::Q4_0>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
+  ZINC_INLINE static void unpack_group(TypeTag<TensorType::Q4_0>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
     __m256i n[8];
     nibble_blocks<18, 2>(src, n);
     transpose8(n, w);
     d = block_scales<18>(src);
     m = scale_by(d, -8.f);
   }
-  static void unpack_group(TypeTag<TensorType::Q4_1>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
+  ZINC_INLINE static void unpack_group(TypeTag<TensorType::Q4_1>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
     __m256i n[8];
     nibble_blocks<20, 4>(src, n);
     transpose8(n, w);
@@ -186,7 +186,7 @@ struct Simd {
     m = block_scales<20>(src + 2);
   }
   template <int kStride, int kQh>
-  static void fifth_bits(const uint8_t* src, __m256i (&n)[8]) {
+  ZINC_INLINE static void fifth_bits(const uint8_t* src, __m256i (&n)[8]) {
     ZINC_UNROLL
     for (int k = 0; k < 8; ++k) {
       uint32_t h;
@@ -194,7 +194,7 @@ struct Simd {
       n[k] = _mm256_or_si256(n[k], bits_to_0x10(h));
     }
   }
-  static void unpack_group(TypeTag<TensorType::Q5_0>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
+  ZINC_INLINE static void unpack_group(TypeTag<TensorType::Q5_0>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
     __m256i n[8];
     nibble_blocks<22, 6>(src, n);
     fifth_bits<22, 2>(src, n);
@@ -202,7 +202,7 @@ struct Simd {
     d = block_scales<22>(src);
     m = scale_by(d, -16.f);
   }
-  static void unpack_group(TypeTag<TensorType::Q5_1>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
+  ZINC_INLINE static void unpack_group(TypeTag<TensorType::Q5_1>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
     __m256i n[8];
     nibble_blocks<24, 8>(src, n);
     fifth_bits<24, 4>(src, n);
@@ -210,7 +210,7 @@ struct Simd {
     d = block_scales<24>(src);
     m = block_scales<24>(src + 2);
   }
-  static void unpack_group(TypeTag<TensorType::IQ4_NL>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
+  ZINC_INLINE static void unpack_group(TypeTag<TensorType::IQ4_NL>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
     __m256i n[8];
     nibble_blocks<18, 2>(src, n);
     ZINC_UNROLL
@@ -219,7 +219,7 @@ struct Simd {
     d = block_scales<18>(src);
     m = scale_by(d, -128.f);
   }
-  static void unpack_group(TypeTag<TensorType::MXFP4>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
+  ZINC_INLINE static void unpack_group(TypeTag<TensorType::MXFP4>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
     __m256i n[8];
     nibble_blocks<17, 1>(src, n);
     ZINC_UNROLL
@@ -235,7 +235,7 @@ struct Simd {
     d = pairs(_mm256_castsi256_ps(_mm256_blendv_epi8(normal, denormal, small)));
     m = scale_by(d, -12.f);
   }
-  static void unpack_group(TypeTag<TensorType::Q8_0>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
+  ZINC_INLINE static void unpack_group(TypeTag<TensorType::Q8_0>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
     __m256i n[8];
     const __m256i bias = _mm256_set1_epi8(char(0x80));
     ZINC_UNROLL
@@ -244,7 +244,7 @@ struct Simd {
     d = block_scales<34>(src);
     m = scale_by(d, -128.f);
   }
-  static void k_nibbles(const uint8_t* qs, __m256i (&n)[8]) {
+  ZINC_INLINE static void k_nibbles(const uint8_t* qs, __m256i (&n)[8]) {
     const __m256i mask = _mm256_set1_epi8(0x0F);
     ZINC_UNROLL
     for (int c = 0; c < 4; ++c) {
@@ -254,7 +254,7 @@ struct Simd {
     }
   }
   // Q4_K/Q5_K d, dmin and 6-bit scales/mins (get_scale_min_k4) at src.
-  static void k_scales(const uint8_t* src, F32& d, F32& m) {
+  ZINC_INLINE static void k_scales(const uint8_t* src, F32& d, F32& m) {
     const __m128i q = _mm_loadu_si128((const __m128i*)(src + 4));  // 12 scale bytes (+4 ignored)
     const __m128i a = _mm_shuffle_epi8(q, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
     const __m128i b = _mm_shuffle_epi8(q, _mm_setr_epi8(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7));
@@ -268,13 +268,13 @@ struct Simd {
     m = scale_by(lanes_u8(_mm_shuffle_epi8(sm, _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15))),
                  -fp16(rd16(src + 2)));
   }
-  static void unpack_group(TypeTag<TensorType::Q4_K>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
+  ZINC_INLINE static void unpack_group(TypeTag<TensorType::Q4_K>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
     __m256i n[8];
     k_nibbles(src + 16, n);
     transpose8(n, w);
     k_scales(src, d, m);
   }
-  static void unpack_group(TypeTag<TensorType::Q5_K>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
+  ZINC_INLINE static void unpack_group(TypeTag<TensorType::Q5_K>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
     __m256i n[8];
     k_nibbles(src + 48, n);
     const __m256i qh = _mm256_loadu_si256((const __m256i*)(src + 16));
@@ -287,7 +287,7 @@ struct Simd {
     transpose8(n, w);
     k_scales(src, d, m);
   }
-  static void unpack_group(TypeTag<TensorType::Q6_K>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
+  ZINC_INLINE static void unpack_group(TypeTag<TensorType::Q6_K>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
     __m256i n[8];
     const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(0x30);
     ZINC_UNROLL
@@ -305,7 +305,7 @@ struct Simd {
     d = scale_by(lanes_i8(_mm_loadu_si128((const __m128i*)(src + 192))), fp16(rd16(src + 208)));
     m = scale_by(d, -32.f);
   }
-  static void unpack_group(TypeTag<TensorType::Q2_K>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
+  ZINC_INLINE static void unpack_group(TypeTag<TensorType::Q2_K>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
     __m256i n[8];
     ZINC_UNROLL
     for (int h = 0; h < 2; ++h) {
@@ -318,7 +318,7 @@ struct Simd {
     d = scale_by(lanes_u8(_mm_and_si128(sc, _mm_set1_epi8(15))), fp16(rd16(src + 80)));
     m = scale_by(lanes_u8(_mm_and_si128(_mm_srli_epi16(sc, 4), _mm_set1_epi8(15))), -fp16(rd16(src + 82)));
   }
-  static void unpack_group(TypeTag<TensorType::Q3_K>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
+  ZINC_INLINE static void unpack_group(TypeTag<TensorType::Q3_K>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
     __m256i n[8];
     const __m256i hm = _mm256_loadu_si256((const __m256i*)src);
     ZINC_UNROLL
@@ -350,7 +350,7 @@ struct Simd {
     d = scale_by({_mm256_cvtepi32_ps(sc_lo), _mm256_cvtepi32_ps(sc_hi)}, fp16(rd16(src + 108)));
     m = scale_by(d, -4.f);
   }
-  static void unpack_group(TypeTag<TensorType::IQ4_XS>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
+  ZINC_INLINE static void unpack_group(TypeTag<TensorType::IQ4_XS>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
     __m256i n[8];
     nibble_blocks<16, 8>(src, n);
     ZINC_UNROLL

@@ -22,20 +22,20 @@ struct Simd {
   using I32 = __m512i;
   using F32 = __m512;
 
-  static U8 load_u8(const uint8_t* p) { return _mm512_loadu_si512(p); }
-  static void store_u8(uint8_t* p, U8 v) { _mm512_storeu_si512(p, v); }
-  static I32 zero_i32() { return _mm512_setzero_si512(); }
-  static I32 dot_chunk(I32 acc, U8 w, const int8_t* a) { return _mm512_dpbusd_epi32(acc, w, _mm512_loadu_si512(a)); }
-  static I32 dot_chunk_wide(I32 acc, U8 w, const int8_t* a) { return dot_chunk(acc, w, a); }
+  ZINC_INLINE static U8 load_u8(const uint8_t* p) { return _mm512_loadu_si512(p); }
+  ZINC_INLINE static void store_u8(uint8_t* p, U8 v) { _mm512_storeu_si512(p, v); }
+  ZINC_INLINE static I32 zero_i32() { return _mm512_setzero_si512(); }
+  ZINC_INLINE static I32 dot_chunk(I32 acc, U8 w, const int8_t* a) { return _mm512_dpbusd_epi32(acc, w, _mm512_loadu_si512(a)); }
+  ZINC_INLINE static I32 dot_chunk_wide(I32 acc, U8 w, const int8_t* a) { return dot_chunk(acc, w, a); }
 
-  static F32 zero_f32() { return _mm512_setzero_ps(); }
-  static F32 load_f32(const float* p) { return _mm512_loadu_ps(p); }
-  static void store_f32(float* p, F32 v) { _mm512_storeu_ps(p, v); }
-  static F32 cvt(I32 a) { return _mm512_cvtepi32_ps(a); }
-  static F32 mul(F32 a, F32 b) { return _mm512_mul_ps(a, b); }
-  static F32 add(F32 a, F32 b) { return _mm512_add_ps(a, b); }
-  static F32 fma(F32 a, F32 b, F32 c) { return _mm512_fmadd_ps(a, b, c); }
-  static float hsum(F32 a) {
+  ZINC_INLINE static F32 zero_f32() { return _mm512_setzero_ps(); }
+  ZINC_INLINE static F32 load_f32(const float* p) { return _mm512_loadu_ps(p); }
+  ZINC_INLINE static void store_f32(float* p, F32 v) { _mm512_storeu_ps(p, v); }
+  ZINC_INLINE static F32 cvt(I32 a) { return _mm512_cvtepi32_ps(a); }
+  ZINC_INLINE static F32 mul(F32 a, F32 b) { return _mm512_mul_ps(a, b); }
+  ZINC_INLINE static F32 add(F32 a, F32 b) { return _mm512_add_ps(a, b); }
+  ZINC_INLINE static F32 fma(F32 a, F32 b, F32 c) { return _mm512_fmadd_ps(a, b, c); }
+  ZINC_INLINE static float hsum(F32 a) {
     const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_extractf32x8_ps(a, 1));
     __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
     q = _mm_add_ps(q, _mm_movehl_ps(q, q));
@@ -44,24 +44,24 @@ struct Simd {
   }
 
   // The four horizontal sums of a, b, c, d.
-  static __m128 hsum4(F32 a, F32 b, F32 c, F32 d) {
+  ZINC_INLINE static __m128 hsum4(F32 a, F32 b, F32 c, F32 d) {
     const __m512 ab = _mm512_add_ps(_mm512_unpacklo_ps(a, b), _mm512_unpackhi_ps(a, b));  // a02 b02 a13 b13
     const __m512 cd = _mm512_add_ps(_mm512_unpacklo_ps(c, d), _mm512_unpackhi_ps(c, d));
     const __m512 abcd = _mm512_add_ps(_mm512_shuffle_ps(ab, cd, 0x44), _mm512_shuffle_ps(ab, cd, 0xEE));
     const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(abcd), _mm512_extractf32x8_ps(abcd, 1));
     return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
   }
-  static void store4(float* p, __m128 v, bool accumulate) {
+  ZINC_INLINE static void store4(float* p, __m128 v, bool accumulate) {
     _mm_storeu_ps(p, accumulate ? _mm_add_ps(_mm_loadu_ps(p), v) : v);
   }
 
-  static F32 load_f16(const uint16_t* p) { return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)p)); }
-  static F32 load_bf16(const uint16_t* p) {
+  ZINC_INLINE static F32 load_f16(const uint16_t* p) { return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)p)); }
+  ZINC_INLINE static F32 load_bf16(const uint16_t* p) {
     const __m512i v = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i*)p));
     return _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
   }
-  static float fp16(uint16_t h) { return _cvtsh_ss(h); }
-  static float bf16(uint16_t h) {
+  ZINC_INLINE static float fp16(uint16_t h) { return _cvtsh_ss(h); }
+  ZINC_INLINE static float bf16(uint16_t h) {
     const uint32_t bits = uint32_t(h) << 16;
     float f;
     std::memcpy(&f, &bits, 4);
@@ -69,7 +69,7 @@ struct Simd {
   }
 
   // Element order (4 x 64 bytes) -> canonical chunks: a 16 x 4 transpose of dwords.
-  static void permute4(const __m512i (&n)[4], U8 (&out)[4]) {
+  ZINC_INLINE static void permute4(const __m512i (&n)[4], U8 (&out)[4]) {
     const __m512i idx_a = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 1, 5, 9, 13, 17, 21, 25, 29);
     const __m512i idx_b = _mm512_add_epi32(idx_a, _mm512_set1_epi32(2));
     const __m512i p01 = _mm512_permutex2var_epi32(n[0], idx_a, n[1]);  // chunks 0, 1 of lanes 0-7
@@ -81,14 +81,14 @@ struct Simd {
     out[2] = _mm512_shuffle_i64x2(q01, q23, 0x44);
     out[3] = _mm512_shuffle_i64x2(q01, q23, 0xEE);
   }
-  static void permute_natural(const uint8_t* nat, U8 (&out)[4]) {
+  ZINC_INLINE static void permute_natural(const uint8_t* nat, U8 (&out)[4]) {
     const __m512i n[4] = {_mm512_loadu_si512(nat), _mm512_loadu_si512(nat + 64), _mm512_loadu_si512(nat + 128),
                           _mm512_loadu_si512(nat + 192)};
     permute4(n, out);
   }
 
   // One full group of activations (same numbers as quantize_group_generic).
-  static void quantize_group(const float* x, ActGroup& out) {
+  ZINC_INLINE static void quantize_group(const float* x, ActGroup& out) {
     alignas(64) float dl[16];
     __m512i n[4];
     ZINC_UNROLL
@@ -126,21 +126,21 @@ struct Simd {
 
   // ---- Decoders straight into the canonical layout ----
 
-  static uint16_t rd16(const uint8_t* p) {
+  ZINC_INLINE static uint16_t rd16(const uint8_t* p) {
     uint16_t v;
     std::memcpy(&v, p, 2);
     return v;
   }
   // Lanes 2k and 2k+1 get the fp16 at src + k * stride (k < 8).
   template <int kStride>
-  static F32 block_scales(const uint8_t* src) {
+  ZINC_INLINE static F32 block_scales(const uint8_t* src) {
     const __m128i h = _mm_setr_epi16(short(rd16(src)), short(rd16(src + kStride)), short(rd16(src + 2 * kStride)),
                                      short(rd16(src + 3 * kStride)), short(rd16(src + 4 * kStride)),
                                      short(rd16(src + 5 * kStride)), short(rd16(src + 6 * kStride)),
                                      short(rd16(src + 7 * kStride)));
     return pairs(_mm256_cvtph_ps(h));
   }
-  static F32 pairs(__m256 v8) {
+  ZINC_INLINE static F32 pairs(__m256 v8) {
     const __m512i idx = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
     return _mm512_permutexvar_ps(idx, _mm512_castps256_ps512(v8));
   }
@@ -148,7 +148,7 @@ struct Simd {
   // 8 blocks of split nibbles (16 bytes at src + k * kStride): lane 2k + h, chunk j = the nibbles
   // h of bytes 4j..4j+3 of block k.
   template <int kStride>
-  static void split_nibbles8(const uint8_t* src, U8 (&w)[4]) {
+  ZINC_INLINE static void split_nibbles8(const uint8_t* src, U8 (&w)[4]) {
     const auto ld = [&](int k) { return _mm_loadu_si128((const __m128i*)(src + k * kStride)); };
     __m512i z0 = _mm512_inserti32x4(_mm512_castsi128_si512(ld(0)), ld(1), 1);
     z0 = _mm512_inserti32x4(z0, ld(2), 2);
@@ -159,7 +159,7 @@ struct Simd {
     split_nibbles(z0, z1, w);
   }
   // The same for 8 blocks of 16 bytes already in two registers.
-  static void split_nibbles(__m512i z0, __m512i z1, U8 (&w)[4]) {
+  ZINC_INLINE static void split_nibbles(__m512i z0, __m512i z1, U8 (&w)[4]) {
     const __m512i idx0 = _mm512_setr_epi32(0, 0, 4, 4, 8, 8, 12, 12, 16, 16, 20, 20, 24, 24, 28, 28);
     const __m512i shift = _mm512_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4);
     const __m512i mask = _mm512_set1_epi8(0x0F);
@@ -171,7 +171,7 @@ struct Simd {
   }
   // Adds bit 4 to the bytes of Q5_0/Q5_1: lane 2k + h takes bits 16h + 4j .. +3 of block k's qh.
   template <int kStride>
-  static void add_fifth_bits(const uint8_t* qh, U8 (&w)[4]) {
+  ZINC_INLINE static void add_fifth_bits(const uint8_t* qh, U8 (&w)[4]) {
     uint32_t h[8];
     ZINC_UNROLL
     for (int k = 0; k < 8; ++k) std::memcpy(&h[k], qh + k * kStride, 4);
@@ -188,47 +188,47 @@ struct Simd {
     }
   }
   // Per-lane pairs of 8 ints times a float.
-  static F32 scaled_pairs(__m256i v8, float scale) {
+  ZINC_INLINE static F32 scaled_pairs(__m256i v8, float scale) {
     return pairs(_mm256_mul_ps(_mm256_cvtepi32_ps(v8), _mm256_set1_ps(scale)));
   }
   // Value tables (codebook + offset) for vpshufb: IQ4_NL/IQ4_XS + 128, MXFP4 + 12.
   static constexpr uint8_t kIQ4Table[16] = {1, 24, 45, 63, 79, 93, 106, 118, 129, 141, 153, 166, 181, 197, 217, 241};
   static constexpr uint8_t kMXFP4Table[16] = {12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0};
-  static void lookup16(U8 (&w)[4], const uint8_t (&table)[16]) {
+  ZINC_INLINE static void lookup16(U8 (&w)[4], const uint8_t (&table)[16]) {
     const __m512i t = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i*)table));
     ZINC_UNROLL
     for (int j = 0; j < 4; ++j) w[j] = _mm512_shuffle_epi8(t, w[j]);
   }
 
-  static void unpack_group(TypeTag<TensorType::Q4_0>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
+  ZINC_INLINE static void unpack_group(TypeTag<TensorType::Q4_0>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
     split_nibbles8<18>(src + 2, w);
     d = block_scales<18>(src);
     m = _mm512_mul_ps(d, _mm512_set1_ps(-8.f));
   }
-  static void unpack_group(TypeTag<TensorType::Q4_1>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
+  ZINC_INLINE static void unpack_group(TypeTag<TensorType::Q4_1>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
     split_nibbles8<20>(src + 4, w);
     d = block_scales<20>(src);
     m = block_scales<20>(src + 2);
   }
-  static void unpack_group(TypeTag<TensorType::Q5_0>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
+  ZINC_INLINE static void unpack_group(TypeTag<TensorType::Q5_0>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
     split_nibbles8<22>(src + 6, w);
     add_fifth_bits<22>(src + 2, w);
     d = block_scales<22>(src);
     m = _mm512_mul_ps(d, _mm512_set1_ps(-16.f));
   }
-  static void unpack_group(TypeTag<TensorType::Q5_1>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
+  ZINC_INLINE static void unpack_group(TypeTag<TensorType::Q5_1>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
     split_nibbles8<24>(src + 8, w);
     add_fifth_bits<24>(src + 4, w);
     d = block_scales<24>(src);
     m = block_scales<24>(src + 2);
   }
-  static void unpack_group(TypeTag<TensorType::IQ4_NL>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
+  ZINC_INLINE static void unpack_group(TypeTag<TensorType::IQ4_NL>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
     split_nibbles8<18>(src + 2, w);
     lookup16(w, kIQ4Table);
     d = block_scales<18>(src);
     m = _mm512_mul_ps(d, _mm512_set1_ps(-128.f));
   }
-  static void unpack_group(TypeTag<TensorType::MXFP4>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
+  ZINC_INLINE static void unpack_group(TypeTag<TensorType::MXFP4>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
     split_nibbles8<17>(src + 1, w);
     lookup16(w, kMXFP4Table);
     // 2^(e - 128) (spec §2.2): exponent field e - 1, or a denormal for e < 2.
@@ -241,7 +241,7 @@ struct Simd {
     d = pairs(_mm256_castsi256_ps(_mm256_blendv_epi8(normal, denormal, small)));
     m = _mm512_mul_ps(d, _mm512_set1_ps(-12.f));
   }
-  static void unpack_group(TypeTag<TensorType::Q8_0>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
+  ZINC_INLINE static void unpack_group(TypeTag<TensorType::Q8_0>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
     __m512i n[4];
     ZINC_UNROLL
     for (int c = 0; c < 4; ++c) {
@@ -258,7 +258,7 @@ struct Simd {
   }
   // Q4_K/Q5_K nibbles (qs: 128 bytes): lane i takes dword 8(i/4) + 4(i%2) + j, low nibbles for
   // i%4 < 2, high ones after.
-  static void k_nibbles(const uint8_t* qs, U8 (&w)[4]) {
+  ZINC_INLINE static void k_nibbles(const uint8_t* qs, U8 (&w)[4]) {
     const __m512i x0 = _mm512_loadu_si512(qs), x1 = _mm512_loadu_si512(qs + 64);
     const __m512i idx0 = _mm512_setr_epi32(0, 4, 0, 4, 8, 12, 8, 12, 16, 20, 16, 20, 24, 28, 24, 28);
     const __m512i shift = _mm512_setr_epi32(0, 0, 4, 4, 0, 0, 4, 4, 0, 0, 4, 4, 0, 0, 4, 4);
@@ -270,7 +270,7 @@ struct Simd {
     }
   }
   // Q4_K/Q5_K d, dmin and 6-bit scales/mins (get_scale_min_k4) at src.
-  static void k_scales(const uint8_t* src, F32& d, F32& m) {
+  ZINC_INLINE static void k_scales(const uint8_t* src, F32& d, F32& m) {
     const __m128i q = _mm_loadu_si128((const __m128i*)(src + 4));  // 12 scale bytes (+4 ignored)
     const __m128i a = _mm_shuffle_epi8(q, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
     const __m128i b = _mm_shuffle_epi8(q, _mm_setr_epi8(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7));
@@ -286,11 +286,11 @@ struct Simd {
     d = _mm512_mul_ps(_mm512_cvtepi32_ps(sc), _mm512_set1_ps(fp16(rd16(src))));
     m = _mm512_mul_ps(_mm512_cvtepi32_ps(mn), _mm512_set1_ps(-fp16(rd16(src + 2))));
   }
-  static void unpack_group(TypeTag<TensorType::Q4_K>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
+  ZINC_INLINE static void unpack_group(TypeTag<TensorType::Q4_K>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
     k_nibbles(src + 16, w);
     k_scales(src, d, m);
   }
-  static void unpack_group(TypeTag<TensorType::Q5_K>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
+  ZINC_INLINE static void unpack_group(TypeTag<TensorType::Q5_K>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
     k_nibbles(src + 48, w);
     // Bit 4 of lane i (sub-block i/2) is bit i/2 of qh[16(i%2) + 4j + b]: dword 4(i%2) + j,
     // rotated from bit i/2 to bit 4.
@@ -305,7 +305,7 @@ struct Simd {
     }
     k_scales(src, d, m);
   }
-  static void unpack_group(TypeTag<TensorType::IQ4_XS>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
+  ZINC_INLINE static void unpack_group(TypeTag<TensorType::IQ4_XS>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
     split_nibbles(_mm512_loadu_si512(src + 8), _mm512_loadu_si512(src + 72), w);
     lookup16(w, kIQ4Table);
     // ls[ib] = nibble ib of scales_l | 2 bits ib of scales_h << 4, minus 32.
@@ -321,7 +321,7 @@ struct Simd {
     d = scaled_pairs(ls, fp16(rd16(src)));
     m = _mm512_mul_ps(d, _mm512_set1_ps(-128.f));
   }
-  static void unpack_group(TypeTag<TensorType::Q2_K>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
+  ZINC_INLINE static void unpack_group(TypeTag<TensorType::Q2_K>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
     // Lane i: dword 8(i/8) + 4(i%2) + j of qs, bits 2((i%8)/2).
     const __m512i qs = _mm512_loadu_si512(src + 16);
     const __m512i idx0 = _mm512_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4, 8, 12, 8, 12, 8, 12, 8, 12);
@@ -336,7 +336,7 @@ struct Simd {
     d = _mm512_mul_ps(_mm512_set1_ps(fp16(rd16(src + 80))), _mm512_cvtepi32_ps(_mm512_and_si512(sc, _mm512_set1_epi32(15))));
     m = _mm512_mul_ps(_mm512_set1_ps(-fp16(rd16(src + 82))), _mm512_cvtepi32_ps(_mm512_srli_epi32(sc, 4)));
   }
-  static void unpack_group(TypeTag<TensorType::Q3_K>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
+  ZINC_INLINE static void unpack_group(TypeTag<TensorType::Q3_K>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
     // Low 2 bits as Q2_K (qs at 32); bit 2 = bit 4(i/8) + (i%8)/2 of hmask dword 4(i%2) + j.
     const __m512i qs = _mm512_loadu_si512(src + 32);
     const __m512i hm = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)src));
@@ -365,7 +365,7 @@ struct Simd {
     d = _mm512_mul_ps(_mm512_set1_ps(fp16(rd16(src + 108))), _mm512_cvtepi32_ps(sc));
     m = _mm512_mul_ps(_mm512_set1_ps(-4.f), d);
   }
-  static void unpack_group(TypeTag<TensorType::Q6_K>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
+  ZINC_INLINE static void unpack_group(TypeTag<TensorType::Q6_K>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
     // Lane i (n = i/8, g = (i%8)/2): low 4 bits from dword 16n + 8(g%2) + 4(i%2) + j of ql
     // (high nibbles for g >= 2), high 2 bits from dword 8n + 4(i%2) + j of qh, bits 2g, rotated
     // to bits 4-5 (a rotation loses no bits at the dword's ends; the mask drops what wraps).

@@ -81,12 +81,11 @@ struct Simd {
   static float fp16(uint16_t h) { return fp16_to_f32(h); }
   static float bf16(uint16_t h) { return bf16_to_f32(h); }
 
-  // 256 bytes in element order -> the 4 chunks of the canonical layout.
+  // 256 bytes in element order -> the 4 chunks of the canonical layout: bytes 4j..4j+3 of the
+  // 16 elements of lane i go to chunk j, bytes 4i..4i+3.
   static void permute_natural(const uint8_t* nat, U8 (&out)[4]) {
-    for (int e = 0; e < kGroupElems; ++e) {
-      const int p = 64 * ((e & 15) >> 2) + 4 * (e >> 4) + (e & 3);
-      out[p >> 6].v[p & 63] = nat[e];
-    }
+    for (int i = 0; i < 16; ++i)
+      for (int j = 0; j < 4; ++j) std::memcpy(out[j].v + 4 * i, nat + 16 * i + 4 * j, 4);
   }
 };
 
