@@ -7,9 +7,11 @@
 //     the output matrix), or of a 128-token prompt (output matrix for the last token only, as
 //     llama-bench's pp does); the input of q/k/v and of gate/up is quantized once.
 //   BM_EstimateDecode1B: whole-model decode tok/s from the BM_Shape timings at n_tokens 1.
+//   BM_PoolDispatch: one ThreadPool::run of an empty job (decode makes ~115 calls per token).
 // Mixes: Q4_K_M (Q4_K; Q6_K for attn_v and ffn_down in 8 of 16 layers and for the output) and Q8_0.
 #include <benchmark/benchmark.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -122,6 +124,12 @@ void BM_EstimateDecode1B(benchmark::State& state) {
   state.counters["tokens/s"] = 1.0 / total;
 }
 
+void BM_PoolDispatch(benchmark::State& state) {
+  std::atomic<int> sink{0};
+  for (auto _ : state) pool().run([&](int t, int) { sink.fetch_add(t, std::memory_order_relaxed); });
+  benchmark::DoNotOptimize(sink.load());
+}
+
 // The matrices of the 1B model in a given mix.
 struct Model {
   struct Layer {
@@ -217,6 +225,7 @@ int register_all() {
             ->Unit(benchmark::kMicrosecond)
             ->UseRealTime();
       }
+  benchmark::RegisterBenchmark("BM_PoolDispatch", zinc::cpu::BM_PoolDispatch)->UseRealTime();
   benchmark::RegisterBenchmark("BM_EstimateDecode1B/Q4_K_M", zinc::cpu::BM_EstimateDecode1B)->Iterations(1);
   for (bool q4km : {true, false}) {
     const std::string mix = q4km ? "Q4_K_M" : "Q8_0";

@@ -1,7 +1,6 @@
 #include "cpu/matmul.h"
 
 #include <algorithm>
-#include <atomic>
 
 #include "core/check.h"
 #include "core/quant.h"
@@ -103,20 +102,6 @@ void fallback_rows(const WeightRows& w, int64_t r0, int64_t r1, const float* con
   }
 }
 
-// Hands out [0, n_items) one at a time to the pool's threads (a preempted thread holds up no one).
-template <class F>
-void parallel_items(ThreadPool& pool, int64_t n_items, F&& f) {
-  if (n_items <= 0) return;
-  if (n_items == 1 || pool.size() == 1) {
-    for (int64_t i = 0; i < n_items; ++i) f(i);
-    return;
-  }
-  std::atomic<int64_t> next{0};
-  pool.run([&](int, int) {
-    for (int64_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < n_items;) f(i);
-  });
-}
-
 // Rows per work item: enough items to balance the threads, rows a multiple of `align`.
 int64_t row_chunk(int64_t rows, int n_threads, int64_t align, int64_t max_rows) {
   int64_t chunk = (rows + 4 * n_threads - 1) / (4 * n_threads);
@@ -208,7 +193,7 @@ void matmul(const WeightView& w, MatmulInput& x, float* y, ThreadPool& pool, Isa
   const ActGroup* const* act = s.act.data();
   const float* const* xf = s.xf.data();
   float* const* yp = s.y.data();
-  parallel_items(pool, (w.rows + chunk - 1) / chunk, [&](int64_t i) {
+  pool.parallel_items((w.rows + chunk - 1) / chunk, [&](int64_t i) {
     any_rows(kt, wr, i * chunk, std::min(w.rows, (i + 1) * chunk), act, xf, n_tok, yp);
   });
 }
@@ -267,7 +252,7 @@ void matmul_experts(const ExpertWeights& ew, MatmulInput& x, const int32_t* expe
     for (int64_t r = 0; r < w.rows; r += chunk) s.items.push_back({e, r, std::min(w.rows, r + chunk)});
   }
   const Scratch* shared = &s;
-  parallel_items(pool, int64_t(s.items.size()), [&](int64_t i) {
+  pool.parallel_items(int64_t(s.items.size()), [&](int64_t i) {
     const Scratch::Item& it = shared->items[i];
     const int64_t begin = shared->expert_start[it.expert], n_tok = shared->expert_start[it.expert + 1] - begin;
     const WeightRows wr =

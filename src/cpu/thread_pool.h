@@ -1,7 +1,8 @@
 // A fixed pool of worker threads for data-parallel loops. The calling thread takes part, so a
-// pool of n threads starts n-1 workers. Not reentrant: one run/parallel_for at a time, from one
-// thread. Dispatch is cheap (no allocation, no lock): idle workers spin for `spin_us` before
-// sleeping on a futex, so back-to-back calls (hundreds per decoded token) find them awake.
+// pool of n threads starts n-1 workers. Not reentrant: one call at a time, from one thread.
+// Dispatch is cheap (no allocation, no lock): idle workers poll for `spin_us` (first pausing,
+// then yielding the core) before sleeping on a futex, so back-to-back calls (hundreds per decoded
+// token) find them awake.
 #pragma once
 
 #include <atomic>
@@ -48,17 +49,28 @@ class ThreadPool {
   void run(FunctionRef<void(int thread, int n_threads)> fn);
   // Splits [0, n) into contiguous chunks of at least `grain` and runs fn(begin, end) on them.
   void parallel_for(int64_t n, int64_t grain, FunctionRef<void(int64_t begin, int64_t end)> fn);
+  // Runs fn(i) for every i in [0, n_items), each item taken by whichever thread is free; returns
+  // when all are done. Workers that wake up after the caller has taken the last item stay out, so
+  // a busy or preempted core never delays the call by more than the item it is running.
+  void parallel_items(int64_t n_items, FunctionRef<void(int64_t item)> fn);
 
  private:
   void worker(int index);
+  void run_items(const FunctionRef<void(int64_t)>& fn, int64_t n_items);
 
   int n_threads_;
   int64_t spin_ns_;
   std::vector<std::thread> workers_;
-  // Written by the caller before generation_ is bumped; read by workers after they see it.
-  const FunctionRef<void(int, int)>* job_ = nullptr;
+  // The current job, written by the caller before generation_ is bumped. gate_ says which job the
+  // workers may take: [generation:32 | kind, closed and joined-count bits:32] (see .cc).
+  const FunctionRef<void(int, int)>* all_job_ = nullptr;
+  const FunctionRef<void(int64_t)>* items_job_ = nullptr;
+  int64_t n_items_ = 0;
   alignas(64) std::atomic<uint32_t> generation_{0};  // bumped once per job (futex word)
-  alignas(64) std::atomic<uint32_t> pending_{0};     // workers still running the job (futex word)
+  alignas(64) std::atomic<uint64_t> gate_{0};
+  alignas(64) std::atomic<int64_t> next_item_{0};
+  alignas(64) std::atomic<uint32_t> pending_{0};  // run(): workers still running (futex word)
+  alignas(64) std::atomic<uint32_t> left_{0};     // parallel_items(): joined workers done (futex word)
   std::atomic<bool> stop_{false};
 };
 

@@ -50,6 +50,29 @@ TEST(ThreadPool, WakesWorkersThatFellAsleep) {
   }
 }
 
+TEST(ThreadPool, ParallelItemsRunsEveryItemOnce) {
+  for (int spin_us : {0, ThreadPool::kDefaultSpinUs}) {
+    ThreadPool pool(3, spin_us);
+    for (int64_t n : {0, 1, 2, 5, 1000}) {
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+      pool.parallel_items(n, [&](int64_t i) { hits[size_t(i)]++; });
+      for (auto& h : hits) EXPECT_EQ(h.load(), 1) << n;
+    }
+  }
+}
+
+TEST(ThreadPool, RunAndParallelItemsInterleave) {
+  // Workers late for a parallel_items job must not miss the next run().
+  ThreadPool pool(3, /*spin_us=*/1);
+  std::atomic<int64_t> items{0}, threads{0};
+  for (int i = 0; i < 3000; ++i) {
+    pool.parallel_items(2, [&](int64_t) { items++; });
+    pool.run([&](int, int) { threads++; });
+  }
+  EXPECT_EQ(items.load(), 6000);
+  EXPECT_EQ(threads.load(), 9000);
+}
+
 TEST(ThreadPool, SingleThreadRunsInline) {
   ThreadPool pool(1);
   const auto caller = std::this_thread::get_id();
