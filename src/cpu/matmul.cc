@@ -163,11 +163,10 @@ const ActGroup* MatmulInput::quantized(const KernelTable& kt, ThreadPool& pool) 
   auto quantize = [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) kt.quantize_row(x_ + t * cols_, cols_, q_.data() + t * n_groups);
   };
-  if (n_tokens_ >= 8) {
-    pool.parallel_for(n_tokens_, 4, quantize);
-  } else {
-    quantize(0, n_tokens_);
-  }
+  constexpr int64_t kTokensPerItem = 4;
+  pool.parallel_items((n_tokens_ + kTokensPerItem - 1) / kTokensPerItem, [&](int64_t i) {
+    quantize(i * kTokensPerItem, std::min(n_tokens_, (i + 1) * kTokensPerItem));
+  });
   quantized_by_ = &kt;
   return q_.data();
 }
