@@ -85,10 +85,10 @@ void BM_Shape(benchmark::State& state, TensorType t, int64_t rows, int64_t cols,
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   state.counters["weight_GB/s"] =
       benchmark::Counter(double(bytes) * double(state.iterations()), benchmark::Counter::kIsRate);
-  state.counters["tokens/s"] = benchmark::Counter(double(n_tok) * double(state.iterations()), benchmark::Counter::kIsRate);
-  state.counters["GMAC/s"] = benchmark::Counter(double(rows) * double(cols) * double(n_tok) *
-                                                    double(state.iterations()) * 1e-9,
-                                                benchmark::Counter::kIsRate);
+  state.counters["tokens/s"] =
+      benchmark::Counter(double(n_tok) * double(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["GMAC/s"] = benchmark::Counter(
+      double(rows) * double(cols) * double(n_tok) * double(state.iterations()) * 1e-9, benchmark::Counter::kIsRate);
   if (n_tok == 1 && state.iterations() > 0) decode_seconds()[{t, rows, cols}] = seconds / double(state.iterations());
 }
 
@@ -108,11 +108,11 @@ void BM_EstimateDecode1B(benchmark::State& state) {
   };
   int n_more = 0;
   for (int i = 0; i < kLayers; ++i) n_more += more_bits(i, kLayers) ? 1 : 0;
-  add(TensorType::Q4_K, kHidden, kHidden, 2.0 * kLayers);  // q, o
+  add(TensorType::Q4_K, kHidden, kHidden, 2.0 * kLayers);                   // q, o
   add(TensorType::Q4_K, kKv, kHidden, double(kLayers + kLayers - n_more));  // k; v in Q4_K layers
-  add(TensorType::Q6_K, kKv, kHidden, double(n_more));  // v in Q6_K layers
-  add(TensorType::Q4_K, kFfn, kHidden, 2.0 * kLayers);  // gate, up
-  add(TensorType::Q4_K, kHidden, kFfn, double(kLayers - n_more));  // down
+  add(TensorType::Q6_K, kKv, kHidden, double(n_more));                      // v in Q6_K layers
+  add(TensorType::Q4_K, kFfn, kHidden, 2.0 * kLayers);                      // gate, up
+  add(TensorType::Q4_K, kHidden, kFfn, double(kLayers - n_more));           // down
   add(TensorType::Q6_K, kHidden, kFfn, double(n_more));
   add(TensorType::Q6_K, kVocab, kHidden, 1.0);  // output
   for (auto _ : state) benchmark::DoNotOptimize(total);
@@ -200,7 +200,8 @@ void BM_Model(benchmark::State& state, bool q4_k_m, int64_t n_tok) {
     run_model(m, n_tok, x_hidden.data(), x_ffn.data(), y.data());
     benchmark::DoNotOptimize(y.data());
   }
-  state.counters["tokens/s"] = benchmark::Counter(double(n_tok) * double(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["tokens/s"] =
+      benchmark::Counter(double(n_tok) * double(state.iterations()), benchmark::Counter::kIsRate);
 }
 
 }  // namespace

@@ -14,16 +14,19 @@ using kernels::WeightGroup;
 using kernels::WeightRows;
 
 // Prefill blocking: one K block of the activations of one token block stays in L2 while every
-// panel of weight rows passes over it; a panel (kernel rows x K block) stays in L1.
+// panel of weight rows passes over it; a panel (kernel rows x K block) stays in L1/L2.
 constexpr int64_t kActBlockBytes = 384 * 1024;
 constexpr int64_t kMaxTokenBlock = 128;
+constexpr int64_t kPanelGroups = 128;             // decoded groups per panel (48 KiB)
 constexpr int64_t kFloatChunkBytes = 256 * 1024;  // float weight rows per work item (L2)
+
+// Each thread's decoded panel: static thread storage, so that no thread ever allocates it (a
+// worker may take its first work item at any call).
+thread_local WeightGroup t_panel[kPanelGroups];
 
 // Per-thread buffers, grown on demand and kept (no allocation once warm).
 struct Scratch {
-  std::vector<WeightGroup> panel;         // decoded weight panel (prefill)
-  std::vector<const ActGroup*> tile_act;  // token rows of one K block (prefill)
-  std::vector<float> row;                 // dequantized row (fallback path)
+  std::vector<float> row;  // dequantized row (fallback path)
   // Built by the calling thread and read by all threads during one call:
   std::vector<const ActGroup*> act;
   std::vector<const float*> xf;
@@ -65,31 +68,29 @@ void quantized_rows(const KernelTable& kt, const WeightRows& w, int64_t r0, int6
     kt.gemv[type](w, r0, r1, act, int(n_tok), y);
     return;
   }
-  Scratch& s = scratch();
   const int64_t n_groups = (w.cols + kernels::kGroupElems - 1) / kernels::kGroupElems;
   const int panel_rows = kt.panel_rows;
   const int64_t tb_max = std::min(n_tok, kMaxTokenBlock);
-  const int64_t kc = std::clamp<int64_t>(kActBlockBytes / (tb_max * int64_t(sizeof(ActGroup))), 1, n_groups);
-  ensure_size(s.panel, size_t(panel_rows * kc));
-  ensure_size(s.tile_act, size_t(tb_max));
+  const int64_t kc = std::clamp<int64_t>(kActBlockBytes / (tb_max * int64_t(sizeof(ActGroup))), 1,
+                                         std::min(n_groups, kPanelGroups / panel_rows));
+  const ActGroup* tile_act[kMaxTokenBlock];
   const auto gemm = kt.gemm_panel[kernels::is_wide_type(w.type) ? 1 : 0];
   for (int64_t tb = 0; tb < n_tok; tb += tb_max) {
     const int n_tb = int(std::min(tb_max, n_tok - tb));
     for (int64_t kb = 0; kb < n_groups; kb += kc) {
       const int64_t n_kc = std::min(kc, n_groups - kb);
-      for (int t = 0; t < n_tb; ++t) s.tile_act[t] = act[tb + t] + kb;
+      for (int t = 0; t < n_tb; ++t) tile_act[t] = act[tb + t] + kb;
       for (int64_t r = r0; r < r1; r += panel_rows) {
         const int n_rows = int(std::min<int64_t>(panel_rows, r1 - r));
-        kt.unpack[type](w, r, n_rows, kb, n_kc, s.panel.data());
-        gemm(s.panel.data(), n_rows, n_kc, s.tile_act.data(), n_tb, y + tb, r, kb > 0);
+        kt.unpack[type](w, r, n_rows, kb, n_kc, t_panel);
+        gemm(t_panel, n_rows, n_kc, tile_act, n_tb, y + tb, r, kb > 0);
       }
     }
   }
 }
 
 // Types without a kernel: dequantize each row, then float dot products.
-void fallback_rows(const WeightRows& w, int64_t r0, int64_t r1, const float* const* x, int64_t n_tok,
-                   float* const* y) {
+void fallback_rows(const WeightRows& w, int64_t r0, int64_t r1, const float* const* x, int64_t n_tok, float* const* y) {
   Scratch& s = scratch();
   ensure_size(s.row, size_t(w.cols));
   for (int64_t r = r0; r < r1; ++r) {
@@ -144,8 +145,7 @@ int64_t chunk_rows_for(const KernelTable& kt, const WeightView& w, int64_t n_tok
 }  // namespace
 
 bool has_matmul_kernel(TensorType t) {
-  return kernels::is_quantized_kernel_type(t) || t == TensorType::F32 || t == TensorType::F16 ||
-         t == TensorType::BF16;
+  return kernels::is_quantized_kernel_type(t) || t == TensorType::F32 || t == TensorType::F16 || t == TensorType::BF16;
 }
 
 void MatmulInput::reset(const float* x, int64_t n_tokens, int64_t cols) {
@@ -164,9 +164,8 @@ const ActGroup* MatmulInput::quantized(const KernelTable& kt, ThreadPool& pool) 
     for (int64_t t = begin; t < end; ++t) kt.quantize_row(x_ + t * cols_, cols_, q_.data() + t * n_groups);
   };
   constexpr int64_t kTokensPerItem = 4;
-  pool.parallel_items((n_tokens_ + kTokensPerItem - 1) / kTokensPerItem, [&](int64_t i) {
-    quantize(i * kTokensPerItem, std::min(n_tokens_, (i + 1) * kTokensPerItem));
-  });
+  pool.parallel_items((n_tokens_ + kTokensPerItem - 1) / kTokensPerItem,
+                      [&](int64_t i) { quantize(i * kTokensPerItem, std::min(n_tokens_, (i + 1) * kTokensPerItem)); });
   quantized_by_ = &kt;
   return q_.data();
 }
@@ -254,8 +253,7 @@ void matmul_experts(const ExpertWeights& ew, MatmulInput& x, const int32_t* expe
   pool.parallel_items(int64_t(s.items.size()), [&](int64_t i) {
     const Scratch::Item& it = shared->items[i];
     const int64_t begin = shared->expert_start[it.expert], n_tok = shared->expert_start[it.expert + 1] - begin;
-    const WeightRows wr =
-        rows_of(w, static_cast<const uint8_t*>(w.data) + size_t(it.expert) * ew.expert_stride_bytes);
+    const WeightRows wr = rows_of(w, static_cast<const uint8_t*>(w.data) + size_t(it.expert) * ew.expert_stride_bytes);
     any_rows(kt, wr, it.r0, it.r1, shared->act.data() + begin, shared->xf.data() + begin, n_tok,
              shared->y.data() + begin);
   });

@@ -22,10 +22,9 @@ template <class R, class... A>
 class FunctionRef<R(A...)> {
  public:
   template <class F>
-    requires(!std::is_same_v<std::remove_cvref_t<F>, FunctionRef> && std::is_invocable_r_v<R, F&, A...>)
-  FunctionRef(F&& f)  // NOLINT: implicit on purpose, like std::function
-      : obj_(const_cast<void*>(static_cast<const void*>(std::addressof(f)))),
-        call_([](void* obj, A... args) -> R {
+  requires(!std::is_same_v<std::remove_cvref_t<F>, FunctionRef> && std::is_invocable_r_v<R, F&, A...>)
+      FunctionRef(F&& f)  // NOLINT: implicit on purpose, like std::function
+      : obj_(const_cast<void*>(static_cast<const void*>(std::addressof(f)))), call_([](void* obj, A... args) -> R {
           return (*static_cast<std::remove_reference_t<F>*>(obj))(std::forward<A>(args)...);
         }) {}
   R operator()(A... args) const { return call_(obj_, std::forward<A>(args)...); }

@@ -63,7 +63,8 @@ void check_decoding(TensorType t, bool raw_bytes, std::mt19937& rng) {
     if (!can_dequantize(t)) continue;
     std::vector<float> core(static_cast<size_t>(cols));  // the test's formulas agree with core's
     dequantize_row(t, bytes.data() + r * w.row_stride_bytes, core.data(), cols);
-    for (int64_t k = 0; k < cols; ++k) ASSERT_NEAR(core[size_t(k)], ref[r][size_t(k)], 1e-6f * std::fabs(core[size_t(k)]));
+    for (int64_t k = 0; k < cols; ++k)
+      ASSERT_NEAR(core[size_t(k)], ref[r][size_t(k)], 1e-6f * std::fabs(core[size_t(k)]));
   }
   for (const KernelTable* kt : tables()) {
     SCOPED_TRACE(std::string(type_name(t)) + " " + std::string(isa_name(kt->isa)) + (raw_bytes ? " raw" : ""));
@@ -76,7 +77,8 @@ void check_decoding(TensorType t, bool raw_bytes, std::mt19937& rng) {
         float tol;
         const float v = decoded(panel.data() + r * n_groups, k, &tol);
         const float want = k < cols ? ref[r][size_t(k)] : 0.f;  // the tail decodes to zeros
-        if (!(std::fabs(v - want) <= tol) && bad++ < 5) ADD_FAILURE() << "row " << r << " k " << k << ": " << v << " vs " << want;
+        if (!(std::fabs(v - want) <= tol) && bad++ < 5)
+          ADD_FAILURE() << "row " << r << " k " << k << ": " << v << " vs " << want;
       }
     EXPECT_EQ(bad, 0);
   }
@@ -114,7 +116,8 @@ TEST(MatmulKernels, DecodedWeightsMatchProbeTensors) {
           float want, tol;
           std::memcpy(&want, dequant.data() + 4 * (r * cols + k), 4);
           const float v = decoded(panel.data() + r, k, &tol);
-          if (!(std::fabs(v - want) <= tol) && bad++ < 5) ADD_FAILURE() << "row " << r << " k " << k << ": " << v << " vs " << want;
+          if (!(std::fabs(v - want) <= tol) && bad++ < 5)
+            ADD_FAILURE() << "row " << r << " k " << k << ": " << v << " vs " << want;
         }
       EXPECT_EQ(bad, 0);
     }
@@ -126,7 +129,8 @@ void decode_row_before_guard_page(TensorType t, int64_t cols, std::mt19937& rng)
   const size_t page = size_t(sysconf(_SC_PAGESIZE));
   const size_t rb = row_bytes(t, cols), span = (rb + page - 1) / page * page;
   const auto bytes = test_util::random_weights(t, 1, cols, rng);
-  auto* base = static_cast<uint8_t*>(mmap(nullptr, span + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  auto* base =
+      static_cast<uint8_t*>(mmap(nullptr, span + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
   ASSERT_NE(base, MAP_FAILED);
   ASSERT_EQ(mprotect(base + span, page, PROT_NONE), 0);
   uint8_t* row = base + span - rb;
@@ -151,7 +155,7 @@ void decode_row_before_guard_page(TensorType t, int64_t cols, std::mt19937& rng)
 TEST(MatmulKernels, DecodersStayInsideTheRow) {
   std::mt19937 rng(13);
   for (TensorType t : test_util::kQuantTypes) {
-    decode_row_before_guard_page(t, 256, rng);  // one full group
+    decode_row_before_guard_page(t, 256, rng);                                      // one full group
     if (type_info(t).block_elems == 32) decode_row_before_guard_page(t, 288, rng);  // and a partial one
   }
 }
@@ -164,7 +168,7 @@ TEST(MatmulKernels, QuantizedActivationsMatchScalarAndInput) {
     auto x = test_util::random_floats(size_t(cols), rng, row == 0 ? 2.f : 1.f + float(row));
     if (row == 0) {
       for (int k = 32; k < 64; ++k) x[k] = 0.f;  // an all-zero block
-      x[100] = 1e-30f;                            // a tiny value next to normal ones
+      x[100] = 1e-30f;                           // a tiny value next to normal ones
     }
     std::vector<ActGroup> reference(n_groups);
     kernels::kernel_table(Isa::kScalar)->quantize_row(x.data(), cols, reference.data());

@@ -14,10 +14,10 @@
 
 namespace zinc::cpu::test_util {
 
-inline const TensorType kQuantTypes[] = {
-    TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0,
-    TensorType::IQ4_NL, TensorType::MXFP4, TensorType::Q2_K, TensorType::Q3_K, TensorType::Q4_K,
-    TensorType::Q5_K, TensorType::Q6_K, TensorType::IQ4_XS};
+inline const TensorType kQuantTypes[] = {TensorType::Q4_0,  TensorType::Q4_1,   TensorType::Q5_0,  TensorType::Q5_1,
+                                         TensorType::Q8_0,  TensorType::IQ4_NL, TensorType::MXFP4, TensorType::Q2_K,
+                                         TensorType::Q3_K,  TensorType::Q4_K,   TensorType::Q5_K,  TensorType::Q6_K,
+                                         TensorType::IQ4_XS};
 inline const TensorType kFloatTypes[] = {TensorType::F32, TensorType::F16, TensorType::BF16};
 
 inline uint16_t get16(const uint8_t* p) {
@@ -81,8 +81,10 @@ inline float ref_element(TensorType t, const uint8_t* b, int i) {
     case TensorType::Q6_K: {
       const int n = i / 128, r = i % 128, g = r / 32, l = r % 32, s = i / 16;
       const uint8_t* ql = b;
-      const int low = g == 0 ? ql[64 * n + l] & 15 : g == 1 ? ql[64 * n + 32 + l] & 15
-                    : g == 2 ? ql[64 * n + l] >> 4 : ql[64 * n + 32 + l] >> 4;
+      const int low = g == 0   ? ql[64 * n + l] & 15
+                      : g == 1 ? ql[64 * n + 32 + l] & 15
+                      : g == 2 ? ql[64 * n + l] >> 4
+                               : ql[64 * n + 32 + l] >> 4;
       const int high = (b[128 + 32 * n + l] >> (2 * g)) & 3;
       return f16(208) * float(int8_t(b[192 + s])) * float((low | high << 4) - 32);
     }

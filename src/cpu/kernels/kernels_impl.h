@@ -38,7 +38,9 @@ constexpr BlockGeometry block_geometry(TensorType t) {
     default: return {0, 0};
   }
 }
-constexpr int group_size_bytes(TensorType t) { return block_geometry(t).bytes * (kGroupElems / block_geometry(t).elems); }
+constexpr int group_size_bytes(TensorType t) {
+  return block_geometry(t).bytes * (kGroupElems / block_geometry(t).elems);
+}
 constexpr bool wide_values(TensorType t) {
   return t == TensorType::Q8_0 || t == TensorType::IQ4_NL || t == TensorType::IQ4_XS;
 }
@@ -88,7 +90,7 @@ void quantize_row(const float* x, int64_t cols, ActGroup* out) {
   const int64_t n_groups = (cols + kGroupElems - 1) / kGroupElems;
   for (int64_t g = 0; g < n_groups; ++g) {
     const int n = int(cols - g * kGroupElems < kGroupElems ? cols - g * kGroupElems : kGroupElems);
-    if constexpr (requires(ActGroup& a) { S::quantize_group(x, a); }) {
+    if constexpr (requires(ActGroup & a) { S::quantize_group(x, a); }) {
       if (n == kGroupElems) {
         S::quantize_group(x + g * kGroupElems, out[g]);
         continue;
@@ -129,7 +131,7 @@ ZINC_INLINE const uint8_t* group_src(const uint8_t* row, int64_t cols, int64_t g
 // latency when there are few accumulators; pass the same one twice otherwise).
 template <class S, bool kWide>
 ZINC_INLINE void dot_group(const typename S::U8 (&w)[4], const typename S::F32& d, const typename S::F32& m,
-                      const ActGroup& a, typename S::F32& acc, typename S::F32& acc_m) {
+                           const ActGroup& a, typename S::F32& acc, typename S::F32& acc_m) {
   auto p = S::zero_i32();
   ZINC_UNROLL
   for (int j = 0; j < 4; ++j) {

@@ -60,8 +60,12 @@ struct Simd {
     _mm256_storeu_ps(p + 8, v.hi);
   }
   ZINC_INLINE static F32 cvt(const I32& a) { return {_mm256_cvtepi32_ps(a.lo), _mm256_cvtepi32_ps(a.hi)}; }
-  ZINC_INLINE static F32 mul(const F32& a, const F32& b) { return {_mm256_mul_ps(a.lo, b.lo), _mm256_mul_ps(a.hi, b.hi)}; }
-  ZINC_INLINE static F32 add(const F32& a, const F32& b) { return {_mm256_add_ps(a.lo, b.lo), _mm256_add_ps(a.hi, b.hi)}; }
+  ZINC_INLINE static F32 mul(const F32& a, const F32& b) {
+    return {_mm256_mul_ps(a.lo, b.lo), _mm256_mul_ps(a.hi, b.hi)};
+  }
+  ZINC_INLINE static F32 add(const F32& a, const F32& b) {
+    return {_mm256_add_ps(a.lo, b.lo), _mm256_add_ps(a.hi, b.hi)};
+  }
   ZINC_INLINE static F32 fma(const F32& a, const F32& b, const F32& c) {
     return {_mm256_fmadd_ps(a.lo, b.lo, c.lo), _mm256_fmadd_ps(a.hi, b.hi, c.hi)};
   }
@@ -132,19 +136,21 @@ struct Simd {
   }
   template <int kStride>
   ZINC_INLINE static F32 block_scales(const uint8_t* src) {
-    const __m128i h = _mm_setr_epi16(short(rd16(src)), short(rd16(src + kStride)), short(rd16(src + 2 * kStride)),
-                                     short(rd16(src + 3 * kStride)), short(rd16(src + 4 * kStride)),
-                                     short(rd16(src + 5 * kStride)), short(rd16(src + 6 * kStride)),
-                                     short(rd16(src + 7 * kStride)));
+    const __m128i h =
+        _mm_setr_epi16(short(rd16(src)), short(rd16(src + kStride)), short(rd16(src + 2 * kStride)),
+                       short(rd16(src + 3 * kStride)), short(rd16(src + 4 * kStride)), short(rd16(src + 5 * kStride)),
+                       short(rd16(src + 6 * kStride)), short(rd16(src + 7 * kStride)));
     return pairs(_mm256_cvtph_ps(h));
   }
   ZINC_INLINE static F32 scale_by(const F32& v, float s) { return mul(v, {_mm256_set1_ps(s), _mm256_set1_ps(s)}); }
   // 16 unsigned bytes -> one float per lane.
   ZINC_INLINE static F32 lanes_u8(__m128i b) {
-    return {_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(b)), _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(b, 8)))};
+    return {_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(b)),
+            _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(b, 8)))};
   }
   ZINC_INLINE static F32 lanes_i8(__m128i b) {
-    return {_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b)), _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(b, 8)))};
+    return {_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b)),
+            _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(b, 8)))};
   }
   // 16 split-nibble bytes -> 32 values in element order.
   ZINC_INLINE static __m256i split_nibbles(__m128i x) {
@@ -155,9 +161,9 @@ struct Simd {
   }
   // Bit i of h -> 0x10 in byte i (32 bytes).
   ZINC_INLINE static __m256i bits_to_0x10(uint32_t h) {
-    const __m256i rep = _mm256_shuffle_epi8(_mm256_set1_epi32(int(h)),
-                                            _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2,
-                                                             2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
+    const __m256i rep = _mm256_shuffle_epi8(
+        _mm256_set1_epi32(int(h)), _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2,
+                                                    2, 3, 3, 3, 3, 3, 3, 3, 3));
     const __m256i bit = _mm256_set1_epi64x(int64_t(0x8040201008040201ull));
     return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(rep, bit), bit), _mm256_set1_epi8(0x10));
   }
@@ -226,9 +232,9 @@ struct Simd {
     for (int k = 0; k < 8; ++k) n[k] = lookup(n[k], kMXFP4Table);
     transpose8(n, w);
     // 2^(e - 128) (spec §2.2): exponent field e - 1, or a denormal for e < 2.
-    const __m256i e = _mm256_cvtepu8_epi32(_mm_setr_epi8(char(src[0]), char(src[17]), char(src[34]), char(src[51]),
-                                                         char(src[68]), char(src[85]), char(src[102]),
-                                                         char(src[119]), 0, 0, 0, 0, 0, 0, 0, 0));
+    const __m256i e =
+        _mm256_cvtepu8_epi32(_mm_setr_epi8(char(src[0]), char(src[17]), char(src[34]), char(src[51]), char(src[68]),
+                                           char(src[85]), char(src[102]), char(src[119]), 0, 0, 0, 0, 0, 0, 0, 0));
     const __m256i normal = _mm256_slli_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(1)), 23);
     const __m256i denormal = _mm256_sllv_epi32(_mm256_set1_epi32(0x00200000), e);
     const __m256i small = _mm256_cmpgt_epi32(_mm256_set1_epi32(2), e);
@@ -259,14 +265,15 @@ struct Simd {
     const __m128i a = _mm_shuffle_epi8(q, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
     const __m128i b = _mm_shuffle_epi8(q, _mm_setr_epi8(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7));
     const __m128i lo = _mm_and_si128(a, _mm_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0));
-    const __m128i hi = _mm_and_si128(_mm_srli_epi16(a, 4),
-                                     _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15));
+    const __m128i hi =
+        _mm_and_si128(_mm_srli_epi16(a, 4), _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15));
     const __m128i top = _mm_and_si128(_mm_srli_epi16(b, 2), _mm_set1_epi8(0x30));
     const __m128i sm = _mm_or_si128(_mm_or_si128(lo, hi), top);  // sc0..7, mn0..7
     d = scale_by(lanes_u8(_mm_shuffle_epi8(sm, _mm_setr_epi8(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7))),
                  fp16(rd16(src)));
-    m = scale_by(lanes_u8(_mm_shuffle_epi8(sm, _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15))),
-                 -fp16(rd16(src + 2)));
+    m = scale_by(
+        lanes_u8(_mm_shuffle_epi8(sm, _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15))),
+        -fp16(rd16(src + 2)));
   }
   ZINC_INLINE static void unpack_group(TypeTag<TensorType::Q4_K>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
     __m256i n[8];
@@ -281,8 +288,8 @@ struct Simd {
     ZINC_UNROLL
     for (int sb = 0; sb < 8; ++sb) {  // bit sb of qh[l] is bit 4 of element 32 sb + l
       const __m256i bit = _mm256_set1_epi8(char(1 << sb));
-      n[sb] = _mm256_or_si256(n[sb], _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, bit), bit),
-                                                      _mm256_set1_epi8(0x10)));
+      n[sb] = _mm256_or_si256(
+          n[sb], _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, bit), bit), _mm256_set1_epi8(0x10)));
     }
     transpose8(n, w);
     k_scales(src, d, m);
@@ -298,8 +305,8 @@ struct Simd {
       n[4 * h + 0] = _mm256_or_si256(_mm256_and_si256(a, m4), _mm256_and_si256(_mm256_slli_epi16(q, 4), m2));
       n[4 * h + 1] = _mm256_or_si256(_mm256_and_si256(b, m4), _mm256_and_si256(_mm256_slli_epi16(q, 2), m2));
       n[4 * h + 2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(a, 4), m4), _mm256_and_si256(q, m2));
-      n[4 * h + 3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(b, 4), m4),
-                                     _mm256_and_si256(_mm256_srli_epi16(q, 2), m2));
+      n[4 * h + 3] =
+          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(b, 4), m4), _mm256_and_si256(_mm256_srli_epi16(q, 2), m2));
     }
     transpose8(n, w);
     d = scale_by(lanes_i8(_mm_loadu_si128((const __m128i*)(src + 192))), fp16(rd16(src + 208)));
@@ -337,14 +344,16 @@ struct Simd {
     const __m128i raw = _mm_loadu_si128((const __m128i*)(src + 94));  // scale byte k at k + 2 (no over-read)
     const __m128i low = _mm_shuffle_epi8(raw, _mm_setr_epi8(2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5, 6, 7, 8, 9));
     const __m128i low4 = _mm_and_si128(_mm_blend_epi16(low, _mm_srli_epi16(low, 4), 0xF0), _mm_set1_epi8(15));
-    const __m128i high = _mm_shuffle_epi8(raw, _mm_setr_epi8(10, 11, 12, 13, 10, 11, 12, 13, 10, 11, 12, 13, 10, 11, 12, 13));
+    const __m128i high =
+        _mm_shuffle_epi8(raw, _mm_setr_epi8(10, 11, 12, 13, 10, 11, 12, 13, 10, 11, 12, 13, 10, 11, 12, 13));
     const __m256i shifts = _mm256_setr_epi32(0, 0, 0, 0, 2, 2, 2, 2);
     const __m256i hi_lo = _mm256_and_si256(_mm256_srlv_epi32(_mm256_cvtepu8_epi32(high), shifts), _mm256_set1_epi32(3));
-    const __m256i hi_hi = _mm256_and_si256(
-        _mm256_srlv_epi32(_mm256_cvtepu8_epi32(_mm_srli_si128(high, 8)), _mm256_add_epi32(shifts, _mm256_set1_epi32(4))),
-        _mm256_set1_epi32(3));
+    const __m256i hi_hi = _mm256_and_si256(_mm256_srlv_epi32(_mm256_cvtepu8_epi32(_mm_srli_si128(high, 8)),
+                                                             _mm256_add_epi32(shifts, _mm256_set1_epi32(4))),
+                                           _mm256_set1_epi32(3));
     const __m256i k32 = _mm256_set1_epi32(32);
-    const __m256i sc_lo = _mm256_sub_epi32(_mm256_or_si256(_mm256_cvtepu8_epi32(low4), _mm256_slli_epi32(hi_lo, 4)), k32);
+    const __m256i sc_lo =
+        _mm256_sub_epi32(_mm256_or_si256(_mm256_cvtepu8_epi32(low4), _mm256_slli_epi32(hi_lo, 4)), k32);
     const __m256i sc_hi = _mm256_sub_epi32(
         _mm256_or_si256(_mm256_cvtepu8_epi32(_mm_srli_si128(low4, 8)), _mm256_slli_epi32(hi_hi, 4)), k32);
     d = scale_by({_mm256_cvtepi32_ps(sc_lo), _mm256_cvtepi32_ps(sc_hi)}, fp16(rd16(src + 108)));

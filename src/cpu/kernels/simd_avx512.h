@@ -25,7 +25,9 @@ struct Simd {
   ZINC_INLINE static U8 load_u8(const uint8_t* p) { return _mm512_loadu_si512(p); }
   ZINC_INLINE static void store_u8(uint8_t* p, U8 v) { _mm512_storeu_si512(p, v); }
   ZINC_INLINE static I32 zero_i32() { return _mm512_setzero_si512(); }
-  ZINC_INLINE static I32 dot_chunk(I32 acc, U8 w, const int8_t* a) { return _mm512_dpbusd_epi32(acc, w, _mm512_loadu_si512(a)); }
+  ZINC_INLINE static I32 dot_chunk(I32 acc, U8 w, const int8_t* a) {
+    return _mm512_dpbusd_epi32(acc, w, _mm512_loadu_si512(a));
+  }
   ZINC_INLINE static I32 dot_chunk_wide(I32 acc, U8 w, const int8_t* a) { return dot_chunk(acc, w, a); }
 
   ZINC_INLINE static F32 zero_f32() { return _mm512_setzero_ps(); }
@@ -134,10 +136,10 @@ struct Simd {
   // Lanes 2k and 2k+1 get the fp16 at src + k * stride (k < 8).
   template <int kStride>
   ZINC_INLINE static F32 block_scales(const uint8_t* src) {
-    const __m128i h = _mm_setr_epi16(short(rd16(src)), short(rd16(src + kStride)), short(rd16(src + 2 * kStride)),
-                                     short(rd16(src + 3 * kStride)), short(rd16(src + 4 * kStride)),
-                                     short(rd16(src + 5 * kStride)), short(rd16(src + 6 * kStride)),
-                                     short(rd16(src + 7 * kStride)));
+    const __m128i h =
+        _mm_setr_epi16(short(rd16(src)), short(rd16(src + kStride)), short(rd16(src + 2 * kStride)),
+                       short(rd16(src + 3 * kStride)), short(rd16(src + 4 * kStride)), short(rd16(src + 5 * kStride)),
+                       short(rd16(src + 6 * kStride)), short(rd16(src + 7 * kStride)));
     return pairs(_mm256_cvtph_ps(h));
   }
   ZINC_INLINE static F32 pairs(__m256 v8) {
@@ -232,9 +234,9 @@ struct Simd {
     split_nibbles8<17>(src + 1, w);
     lookup16(w, kMXFP4Table);
     // 2^(e - 128) (spec §2.2): exponent field e - 1, or a denormal for e < 2.
-    const __m256i e = _mm256_cvtepu8_epi32(_mm_setr_epi8(char(src[0]), char(src[17]), char(src[34]), char(src[51]),
-                                                         char(src[68]), char(src[85]), char(src[102]),
-                                                         char(src[119]), 0, 0, 0, 0, 0, 0, 0, 0));
+    const __m256i e =
+        _mm256_cvtepu8_epi32(_mm_setr_epi8(char(src[0]), char(src[17]), char(src[34]), char(src[51]), char(src[68]),
+                                           char(src[85]), char(src[102]), char(src[119]), 0, 0, 0, 0, 0, 0, 0, 0));
     const __m256i normal = _mm256_slli_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(1)), 23);
     const __m256i denormal = _mm256_sllv_epi32(_mm256_set1_epi32(0x00200000), e);
     const __m256i small = _mm256_cmpgt_epi32(_mm256_set1_epi32(2), e);
@@ -275,12 +277,12 @@ struct Simd {
     const __m128i a = _mm_shuffle_epi8(q, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
     const __m128i b = _mm_shuffle_epi8(q, _mm_setr_epi8(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7));
     const __m128i lo = _mm_and_si128(a, _mm_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0));
-    const __m128i hi = _mm_and_si128(_mm_srli_epi16(a, 4),
-                                     _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15));
+    const __m128i hi =
+        _mm_and_si128(_mm_srli_epi16(a, 4), _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15));
     const __m128i top = _mm_and_si128(_mm_srli_epi16(b, 2), _mm_set1_epi8(0x30));
     const __m128i sm = _mm_or_si128(_mm_or_si128(lo, hi), top);  // sc0..7, mn0..7
-    const __m512i sc = _mm512_cvtepu8_epi32(
-        _mm_shuffle_epi8(sm, _mm_setr_epi8(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7)));
+    const __m512i sc =
+        _mm512_cvtepu8_epi32(_mm_shuffle_epi8(sm, _mm_setr_epi8(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7)));
     const __m512i mn = _mm512_cvtepu8_epi32(
         _mm_shuffle_epi8(sm, _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15)));
     d = _mm512_mul_ps(_mm512_cvtepi32_ps(sc), _mm512_set1_ps(fp16(rd16(src))));
@@ -333,7 +335,8 @@ struct Simd {
       w[j] = _mm512_and_si512(_mm512_srlv_epi32(v, shift), mask);
     }
     const __m512i sc = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i*)src));
-    d = _mm512_mul_ps(_mm512_set1_ps(fp16(rd16(src + 80))), _mm512_cvtepi32_ps(_mm512_and_si512(sc, _mm512_set1_epi32(15))));
+    d = _mm512_mul_ps(_mm512_set1_ps(fp16(rd16(src + 80))),
+                      _mm512_cvtepi32_ps(_mm512_and_si512(sc, _mm512_set1_epi32(15))));
     m = _mm512_mul_ps(_mm512_set1_ps(-fp16(rd16(src + 82))), _mm512_cvtepi32_ps(_mm512_srli_epi32(sc, 4)));
   }
   ZINC_INLINE static void unpack_group(TypeTag<TensorType::Q3_K>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
@@ -354,13 +357,16 @@ struct Simd {
     }
     // Signed 6-bit scales: low 4 bits from raw[s] (s < 8) or raw[s-8] >> 4, high 2 from raw[8 + s%4] >> 2(s/4).
     const __m128i raw = _mm_loadu_si128((const __m128i*)(src + 94));  // scale byte k at k + 2 (no over-read)
-    const __m512i low = _mm512_cvtepu8_epi32(_mm_shuffle_epi8(raw, _mm_setr_epi8(2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5, 6, 7, 8, 9)));
-    const __m512i low4 = _mm512_and_si512(
-        _mm512_srlv_epi32(low, _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 4, 4, 4, 4, 4, 4, 4, 4)), _mm512_set1_epi32(15));
+    const __m512i low =
+        _mm512_cvtepu8_epi32(_mm_shuffle_epi8(raw, _mm_setr_epi8(2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5, 6, 7, 8, 9)));
+    const __m512i low4 =
+        _mm512_and_si512(_mm512_srlv_epi32(low, _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 4, 4, 4, 4, 4, 4, 4, 4)),
+                         _mm512_set1_epi32(15));
     const __m512i high = _mm512_cvtepu8_epi32(
         _mm_shuffle_epi8(raw, _mm_setr_epi8(10, 11, 12, 13, 10, 11, 12, 13, 10, 11, 12, 13, 10, 11, 12, 13)));
-    const __m512i high2 = _mm512_and_si512(
-        _mm512_srlv_epi32(high, _mm512_setr_epi32(0, 0, 0, 0, 2, 2, 2, 2, 4, 4, 4, 4, 6, 6, 6, 6)), _mm512_set1_epi32(3));
+    const __m512i high2 =
+        _mm512_and_si512(_mm512_srlv_epi32(high, _mm512_setr_epi32(0, 0, 0, 0, 2, 2, 2, 2, 4, 4, 4, 4, 6, 6, 6, 6)),
+                         _mm512_set1_epi32(3));
     const __m512i sc = _mm512_sub_epi32(_mm512_or_si512(low4, _mm512_slli_epi32(high2, 4)), _mm512_set1_epi32(32));
     d = _mm512_mul_ps(_mm512_set1_ps(fp16(rd16(src + 108))), _mm512_cvtepi32_ps(sc));
     m = _mm512_mul_ps(_mm512_set1_ps(-4.f), d);

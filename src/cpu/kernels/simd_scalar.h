@@ -12,12 +12,18 @@ namespace zinc::cpu::kernels::scalar {
 
 struct Simd {
   static constexpr Isa kIsa = Isa::kScalar;
-  static constexpr int kTileRows = 2, kTileTokens = 2;              // quantized panel tile
-  static constexpr int kFloatTileRows = 2, kFloatTileTokens = 2;    // float-weight tile
+  static constexpr int kTileRows = 2, kTileTokens = 2;            // quantized panel tile
+  static constexpr int kFloatTileRows = 2, kFloatTileTokens = 2;  // float-weight tile
 
-  struct U8 { uint8_t v[64]; };   // one 64-byte chunk of a group
-  struct I32 { int32_t v[16]; };  // one value per lane
-  struct F32 { float v[16]; };
+  struct U8 {
+    uint8_t v[64];
+  };  // one 64-byte chunk of a group
+  struct I32 {
+    int32_t v[16];
+  };  // one value per lane
+  struct F32 {
+    float v[16];
+  };
 
   static U8 load_u8(const uint8_t* p) {
     U8 r;
