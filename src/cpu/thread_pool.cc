@@ -143,17 +143,13 @@ void ThreadPool::parallel_items(int64_t n_items, FunctionRef<void(int64_t)> fn) 
 void ThreadPool::parallel_for(int64_t n, int64_t grain, FunctionRef<void(int64_t, int64_t)> fn) {
   if (n <= 0) return;
   grain = std::max<int64_t>(grain, 1);
-  const int64_t max_chunks = (n + grain - 1) / grain;
-  const int n_used = int(std::min<int64_t>(n_threads_, max_chunks));
-  if (n_used <= 1) {
+  const int64_t n_chunks = std::min<int64_t>(n_threads_, (n + grain - 1) / grain);
+  if (n_chunks <= 1) {
     fn(0, n);
     return;
   }
-  run([&](int t, int) {
-    if (t >= n_used) return;
-    const int64_t begin = n * t / n_used, end = n * (t + 1) / n_used;
-    if (begin < end) fn(begin, end);
-  });
+  // Chunks as items: a chunk whose thread is late is run by one that is not.
+  parallel_items(n_chunks, [&](int64_t c) { fn(n * c / n_chunks, n * (c + 1) / n_chunks); });
 }
 
 }  // namespace zinc::cpu

@@ -46,7 +46,8 @@ class ThreadPool {
   int size() const { return n_threads_; }
   // Runs fn(thread_index, n_threads) on every thread and returns when all are done.
   void run(FunctionRef<void(int thread, int n_threads)> fn);
-  // Splits [0, n) into contiguous chunks of at least `grain` and runs fn(begin, end) on them.
+  // Splits [0, n) into at most size() contiguous chunks of at least `grain` and runs fn(begin, end)
+  // on each, handed out like parallel_items.
   void parallel_for(int64_t n, int64_t grain, FunctionRef<void(int64_t begin, int64_t end)> fn);
   // Runs fn(i) for every i in [0, n_items), each item taken by whichever thread is free; returns
   // when all are done. Workers that wake up after the caller has taken the last item stay out, so
