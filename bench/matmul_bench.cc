@@ -8,6 +8,8 @@
 //     llama-bench's pp does); the input of q/k/v and of gate/up is quantized once.
 //   BM_EstimateDecode1B: whole-model decode tok/s from the BM_Shape timings at n_tokens 1.
 //   BM_PoolDispatch: one ThreadPool::run of an empty job (decode makes ~115 calls per token).
+//   BM_ReadBandwidth: 2 threads summing 256 MiB: what DRAM gives right now (on a VM it varies with
+//     the neighbours), the ceiling of decode's weight GB/s.
 // Mixes: Q4_K_M (Q4_K; Q6_K for attn_v and ffn_down in 8 of 16 layers and for the output) and Q8_0.
 #include <benchmark/benchmark.h>
 
@@ -124,6 +126,28 @@ void BM_EstimateDecode1B(benchmark::State& state) {
   state.counters["tokens/s"] = 1.0 / total;
 }
 
+void BM_ReadBandwidth(benchmark::State& state) {
+  const size_t n_words = (size_t(256) << 20) / 8;
+  static const std::vector<uint64_t> data(n_words, 1);
+  std::atomic<uint64_t> sink{0};
+  for (auto _ : state) {
+    pool().parallel_items(16, [&](int64_t i) {
+      const uint64_t* p = data.data() + size_t(i) * (n_words / 16);
+      uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      for (size_t k = 0; k < n_words / 16; k += 4) {
+        s0 += p[k];
+        s1 += p[k + 1];
+        s2 += p[k + 2];
+        s3 += p[k + 3];
+      }
+      sink.fetch_add(s0 + s1 + s2 + s3, std::memory_order_relaxed);
+    });
+  }
+  benchmark::DoNotOptimize(sink.load());
+  state.counters["GB/s"] =
+      benchmark::Counter(double(n_words * 8) * double(state.iterations()), benchmark::Counter::kIsRate);
+}
+
 void BM_PoolDispatch(benchmark::State& state) {
   std::atomic<int> sink{0};
   for (auto _ : state) pool().run([&](int t, int) { sink.fetch_add(t, std::memory_order_relaxed); });
@@ -227,6 +251,9 @@ int register_all() {
             ->UseRealTime();
       }
   benchmark::RegisterBenchmark("BM_PoolDispatch", zinc::cpu::BM_PoolDispatch)->UseRealTime();
+  benchmark::RegisterBenchmark("BM_ReadBandwidth", zinc::cpu::BM_ReadBandwidth)
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
   benchmark::RegisterBenchmark("BM_EstimateDecode1B/Q4_K_M", zinc::cpu::BM_EstimateDecode1B)->Iterations(1);
   for (bool q4km : {true, false}) {
     const std::string mix = q4km ? "Q4_K_M" : "Q8_0";

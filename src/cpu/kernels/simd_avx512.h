@@ -281,12 +281,17 @@ struct Simd {
         _mm_and_si128(_mm_srli_epi16(a, 4), _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15));
     const __m128i top = _mm_and_si128(_mm_srli_epi16(b, 2), _mm_set1_epi8(0x30));
     const __m128i sm = _mm_or_si128(_mm_or_si128(lo, hi), top);  // sc0..7, mn0..7
-    const __m512i sc =
-        _mm512_cvtepu8_epi32(_mm_shuffle_epi8(sm, _mm_setr_epi8(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7)));
-    const __m512i mn = _mm512_cvtepu8_epi32(
-        _mm_shuffle_epi8(sm, _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15)));
-    d = _mm512_mul_ps(_mm512_cvtepi32_ps(sc), _mm512_set1_ps(fp16(rd16(src))));
-    m = _mm512_mul_ps(_mm512_cvtepi32_ps(mn), _mm512_set1_ps(-fp16(rd16(src + 2))));
+    // [d x 8, -dmin x 8] * [sc0..7, mn0..7], then each value to its two lanes.
+    uint32_t d_dmin;
+    std::memcpy(&d_dmin, src, 4);
+    const __m512 both = _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1),
+                                              _mm512_castps128_ps512(_mm_cvtph_ps(_mm_cvtsi32_si128(int(d_dmin)))));
+    const __m512 sign = _mm512_castsi512_ps(
+        _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, int(0x80000000u), int(0x80000000u), int(0x80000000u),
+                          int(0x80000000u), int(0x80000000u), int(0x80000000u), int(0x80000000u), int(0x80000000u)));
+    const __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(sm)), _mm512_xor_ps(both, sign));
+    d = _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7), v);
+    m = _mm512_permutexvar_ps(_mm512_setr_epi32(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15), v);
   }
   ZINC_INLINE static void unpack_group(TypeTag<TensorType::Q4_K>, const uint8_t* src, U8 (&w)[4], F32& d, F32& m) {
     k_nibbles(src + 16, w);
