@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -78,23 +79,24 @@ Status read_scalar(Reader& r, ValueType t, ValueView& v, const char* what) {
     case ValueType::FLOAT64: { double x{}; ZINC_RETURN_IF_ERROR(r.read(x, what)); v.scalar.f64 = x; break; }
     case ValueType::BOOL: { uint8_t x{}; ZINC_RETURN_IF_ERROR(r.read(x, what)); v.scalar.u64 = x != 0; break; }
     case ValueType::STRING: return r.read_string(v.str, what);
-    case ValueType::ARRAY: return error("internal: read_scalar on ARRAY");
+    case ValueType::ARRAY: return Status::error("internal: read_scalar on ARRAY");
   }
   return Status();
 }
 
 Status read_value(Reader& r, ValueType t, ValueView& v, const std::string& key) {
-  if (t != ValueType::ARRAY) return read_scalar(r, t, v, key.c_str());
+  const std::string what = "value of key '" + key + "'";
+  if (t != ValueType::ARRAY) return read_scalar(r, t, v, what.c_str());
   v.type = ValueType::ARRAY;
   uint32_t elem = 0;
-  ZINC_RETURN_IF_ERROR(r.read(elem, key.c_str()));
+  ZINC_RETURN_IF_ERROR(r.read(elem, what.c_str()));
   if (elem > kMaxValueType)
     return error("key '%s': array element type %u is not a GGUF value type", key.c_str(), elem);
   if (ValueType(elem) == ValueType::ARRAY)
     return error("key '%s': arrays of arrays are not allowed", key.c_str());
   v.array_type = ValueType(elem);
   uint64_t count = 0;
-  ZINC_RETURN_IF_ERROR(r.read(count, key.c_str()));
+  ZINC_RETURN_IF_ERROR(r.read(count, what.c_str()));
   if (count > kMaxArrayElems)
     return error("key '%s': array of %llu elements exceeds the limit of 2^30", key.c_str(),
                  (unsigned long long)count);
@@ -105,7 +107,7 @@ Status read_value(Reader& r, ValueType t, ValueView& v, const std::string& key) 
       return error("key '%s': array of %llu strings does not fit in the %llu bytes left in the file",
                    key.c_str(), (unsigned long long)count, (unsigned long long)r.remaining());
     v.array_strings.resize(count);
-    for (uint64_t i = 0; i < count; ++i) ZINC_RETURN_IF_ERROR(r.read_string(v.array_strings[i], key.c_str()));
+    for (uint64_t i = 0; i < count; ++i) ZINC_RETURN_IF_ERROR(r.read_string(v.array_strings[i], what.c_str()));
     return Status();
   }
   const uint64_t esize = value_type_size(v.array_type);
@@ -114,7 +116,7 @@ Status read_value(Reader& r, ValueType t, ValueView& v, const std::string& key) 
                  key.c_str(), (unsigned long long)count, value_type_name(v.array_type),
                  (unsigned long long)r.remaining());
   v.array_data = r.here();
-  return r.skip(count * esize, key.c_str());
+  return r.skip(count * esize, what.c_str());
 }
 
 uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
@@ -145,7 +147,7 @@ Result<std::unique_ptr<File>> File::open(const std::string& path) {
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    return error("not a regular file");
+    return Status::error("not a regular file");
   }
   std::unique_ptr<File> f(new File());
   if (st.st_size > 0) {
@@ -180,7 +182,7 @@ Status File::parse() {
   ZINC_RETURN_IF_ERROR(r.read(version_, "version"));
   if ((version_ & 0xFFFF) == 0 && version_ != 0)
     return error("GGUF version 0x%08x looks byte-swapped: big-endian files are not supported", version_);
-  if (version_ == 1) return error("GGUF version 1 is not supported (only 2 and 3)");
+  if (version_ == 1) return Status::error("GGUF version 1 is not supported (only 2 and 3)");
   if (version_ != 2 && version_ != 3) return error("unsupported GGUF version %u (only 2 and 3)", version_);
 
   int64_t n_tensors = 0, n_kv = 0;
@@ -193,19 +195,22 @@ Status File::parse() {
   if (n_tensors < 0 || uint64_t(n_tensors) > r.remaining() / 24)
     return error("tensor count %lld is impossible for a file of %zu bytes", (long long)n_tensors, bytes_.size());
 
-  kvs_.reserve(size_t(n_kv));
-  kv_index_.reserve(size_t(n_kv));
+  // Counts are only bounded by the file size here: reserve a little and let the vectors grow, so
+  // a lying header cannot make us allocate many times the file's size up front.
+  constexpr int64_t kMaxReserve = 4096;
+  kvs_.reserve(size_t(std::min(n_kv, kMaxReserve)));
+  kv_index_.reserve(size_t(std::min(n_kv, kMaxReserve)));
   for (int64_t i = 0; i < n_kv; ++i) {
     KeyValue kv;
     ZINC_RETURN_IF_ERROR(r.read_string(kv.key, "metadata key"));
-    std::string key(kv.key);
+    const std::string key = printable(kv.key);  // for messages; a key may be up to 2^30 bytes
     uint32_t type = 0;
     ZINC_RETURN_IF_ERROR(r.read(type, "metadata value type"));
     if (type > kMaxValueType)
-      return error("key '%s': value type %u is not a GGUF value type", printable(key).c_str(), type);
-    ZINC_RETURN_IF_ERROR(read_value(r, ValueType(type), kv.value, printable(key)));
+      return error("key '%s': value type %u is not a GGUF value type", key.c_str(), type);
+    ZINC_RETURN_IF_ERROR(read_value(r, ValueType(type), kv.value, key));
     if (!kv_index_.emplace(kv.key, kvs_.size()).second)
-      return error("duplicate metadata key '%s'", printable(key).c_str());
+      return error("duplicate metadata key '%s'", key.c_str());
     kvs_.push_back(std::move(kv));
   }
 
@@ -218,8 +223,8 @@ Status File::parse() {
     alignment_ = uint32_t(al);
   }
 
-  tensors_.reserve(size_t(n_tensors));
-  tensor_index_.reserve(size_t(n_tensors));
+  tensors_.reserve(size_t(std::min(n_tensors, kMaxReserve)));
+  tensor_index_.reserve(size_t(std::min(n_tensors, kMaxReserve)));
   for (int64_t i = 0; i < n_tensors; ++i) {
     TensorInfo t;
     ZINC_RETURN_IF_ERROR(r.read_string(t.name, "tensor name"));

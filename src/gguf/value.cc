@@ -1,5 +1,7 @@
 #include "gguf/value.h"
 
+#include <cstdint>
+
 #include "core/check.h"
 
 namespace zinc::gguf {
@@ -39,6 +41,14 @@ T load(const uint8_t* p) {
   std::memcpy(&v, p, sizeof(T));
   return v;
 }
+
+// Float to int64 without undefined behaviour: truncates, saturates out of range, NaN gives 0.
+int64_t saturating_int(double x) {
+  if (!(x == x)) return 0;
+  if (x >= 9223372036854775807.0) return INT64_MAX;
+  if (x <= -9223372036854775808.0) return INT64_MIN;
+  return int64_t(x);
+}
 }  // namespace
 
 int64_t ValueView::array_int(uint64_t i) const {
@@ -54,8 +64,8 @@ int64_t ValueView::array_int(uint64_t i) const {
     case ValueType::INT32: return load<int32_t>(p);
     case ValueType::UINT64: return int64_t(load<uint64_t>(p));
     case ValueType::INT64: return load<int64_t>(p);
-    case ValueType::FLOAT32: return int64_t(load<float>(p));
-    case ValueType::FLOAT64: return int64_t(load<double>(p));
+    case ValueType::FLOAT32: return saturating_int(load<float>(p));
+    case ValueType::FLOAT64: return saturating_int(load<double>(p));
     default: ZINC_CHECK(false && "array_int on a non-numeric array");
   }
   return 0;
@@ -66,6 +76,7 @@ double ValueView::array_float(uint64_t i) const {
   const uint8_t* p = array_data + i * value_type_size(array_type);
   if (array_type == ValueType::FLOAT32) return load<float>(p);
   if (array_type == ValueType::FLOAT64) return load<double>(p);
+  if (array_type == ValueType::UINT64) return double(load<uint64_t>(p));
   return double(array_int(i));
 }
 

@@ -42,7 +42,8 @@ struct ValueView {
 
   bool is_integer() const;
   bool is_float() const { return type == ValueType::FLOAT32 || type == ValueType::FLOAT64; }
-  // Element i of a numeric array, widened (integers to int64, floats to double).
+  // Element i of a numeric array, widened (integers to int64, floats to double). array_int
+  // truncates floats toward zero and saturates (NaN gives 0); UINT64 above INT64_MAX wraps.
   int64_t array_int(uint64_t i) const;
   double array_float(uint64_t i) const;
 };

@@ -1,0 +1,207 @@
+// Decode matvec and prefill GEMM on the default Vulkan device, timed with GPU timestamps:
+// Llama-3-8B shapes, Q4_K and Q6_K. Each measurement cycles through enough copies of the
+// weights to exceed the GPU's last-level cache, as a real decode step does (every matrix
+// read once per token). Counters: GB/s of weights read, TFLOP/s (2 * rows * cols * tokens).
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <random>
+
+#include "core/quant.h"
+#include "vulkan/ops/gemm.h"
+#include "vulkan/ops/matvec.h"
+#include "vulkan/timestamps.h"
+
+namespace zinc::vulkan {
+namespace {
+
+struct Context {
+  std::unique_ptr<Instance> instance;
+  std::unique_ptr<Device> device;
+  std::unique_ptr<Uploader> uploader;
+  std::unique_ptr<Commands> commands;
+  std::unique_ptr<TimestampPool> timestamps;
+  std::unique_ptr<Buffer> x, y;  // activations: up to 512 tokens x 14336 floats
+};
+
+Context* context() {
+  static Context* c = [] {
+    auto* r = new Context();
+    auto inst = Instance::create();
+    if (!inst.ok()) return r;
+    r->instance = std::move(*inst);
+    auto dev = Device::create(*r->instance, r->instance->default_device());
+    if (!dev.ok()) return r;
+    r->device = std::move(*dev);
+    std::fprintf(stderr, "device: %s (%s)\n", r->device->caps().name.c_str(), r->device->caps().driver.c_str());
+    r->uploader = std::move(Uploader::create(*r->device).value());
+    r->commands = std::move(Commands::create(*r->device).value());
+    auto ts = TimestampPool::create(*r->device, 2);
+    if (ts.ok()) r->timestamps = std::move(*ts);
+    const uint64_t act_bytes = 512ull * 14336 * 4;
+    r->x = std::move(Buffer::create(*r->device, act_bytes, MemoryKind::kDeviceLocal).value());
+    r->y = std::move(Buffer::create(*r->device, 512ull * 128256 * 4, MemoryKind::kDeviceLocal).value());
+    return r;
+  }();
+  return c;
+}
+
+// Copies of one random rows x cols matrix, together larger than the last-level cache.
+struct Weights {
+  std::vector<std::unique_ptr<WeightBuffer>> copies;
+  uint64_t bytes = 0;  // of one copy as stored in GGUF
+};
+
+const Weights& weights(TensorType type, int64_t rows, int64_t cols) {
+  static std::map<std::tuple<int, int64_t, int64_t>, Weights> cache;
+  Weights& w = cache[{int(type), rows, cols}];
+  if (!w.copies.empty()) return w;
+  // 64 random rows, repeated: the kernels' speed does not depend on the values.
+  const size_t rb = row_bytes(type, cols);
+  std::vector<float> src(static_cast<size_t>(cols));
+  std::mt19937 rng(1);
+  std::normal_distribution<float> nd;
+  std::vector<uint8_t> block(rb * 64);
+  for (int r = 0; r < 64; ++r) {
+    for (auto& v : src) v = nd(rng);
+    quantize_row(type, src.data(), block.data() + rb * r, cols);
+  }
+  std::vector<uint8_t> data(rb * size_t(rows));
+  for (int64_t r = 0; r < rows; ++r) std::memcpy(data.data() + rb * r, block.data() + rb * (r % 64), rb);
+  w.bytes = data.size();
+  // Well past a 50 MiB L2, within a small GPU's memory.
+  const uint64_t target = std::min<uint64_t>(512ull << 20, context()->device->caps().device_local_bytes / 32);
+  const size_t n = size_t(std::max<uint64_t>(1, std::min<uint64_t>(32, (target + w.bytes - 1) / w.bytes)));
+  Context& c = *context();
+  for (size_t i = 0; i < n; ++i) {
+    auto b = WeightBuffer::upload(*c.device, *c.uploader, type, rows, cols, data);
+    if (!b.ok()) {
+      std::fprintf(stderr, "upload: %s\n", b.status().message().c_str());
+      break;
+    }
+    w.copies.push_back(std::move(*b));
+  }
+  return w;
+}
+
+// Times `reps` back-to-back recordings of fn(copy index) with a barrier after each.
+template <typename Fn>
+void time_gpu(benchmark::State& state, int reps, uint64_t bytes_per_op, double flop_per_op, Fn&& fn) {
+  Context& c = *context();
+  if (!c.timestamps) {
+    state.SkipWithError("no Vulkan device with timestamps");
+    return;
+  }
+  double total_s = 0;
+  int64_t ops = 0;
+  int copy = 0;
+  for (auto _ : state) {
+    if (!c.commands->begin().ok()) return state.SkipWithError("begin");
+    c.commands->reset_queries(c.timestamps->handle(), 0, 2);
+    c.commands->write_timestamp(c.timestamps->handle(), 0);
+    for (int i = 0; i < reps; ++i) {
+      const Status s = fn(*c.commands, copy++);
+      if (!s.ok()) return state.SkipWithError(s.message().c_str());
+      c.commands->barrier();
+    }
+    c.commands->write_timestamp(c.timestamps->handle(), 1);
+    if (!c.commands->end().ok() || !c.commands->submit_and_wait().ok()) return state.SkipWithError("submit");
+    const double s = c.timestamps->elapsed_ns(0, 1).value() * 1e-9;
+    state.SetIterationTime(s / reps);
+    total_s += s;
+    ops += reps;
+  }
+  state.counters["GB/s"] = double(bytes_per_op) * double(ops) / total_s * 1e-9;
+  state.counters["TFLOP/s"] = flop_per_op * double(ops) / total_s * 1e-12;
+  state.counters["us"] = total_s / double(ops) * 1e6;
+}
+
+void BM_Matvec(benchmark::State& state, TensorType type, int64_t rows, int64_t cols, bool int8, bool swiglu,
+               uint32_t group_size, uint32_t rows_per_group) {
+  Context& c = *context();
+  if (!c.device) return state.SkipWithError("no Vulkan device");
+  ops::MatvecOptions opt;
+  opt.int8 = int8;
+  opt.swiglu = swiglu;
+  opt.group_size = group_size;
+  opt.rows = rows_per_group;
+  auto mv = ops::Matvec::create(*c.device, type, opt);
+  if (!mv.ok()) return state.SkipWithError(mv.status().message().c_str());
+  if (int8 && !(*mv)->uses_int8()) return state.SkipWithError("no int8 path here");
+  const Weights& w = weights(type, rows, cols);
+  const uint32_t n = uint32_t(w.copies.size());
+  const ops::Activations x{{c.x.get()}, uint32_t(cols)}, y{{c.y.get()}, uint32_t(rows)};
+  const uint64_t bytes = w.bytes * (swiglu ? 2 : 1);
+  time_gpu(state, 50, bytes, 2.0 * double(rows) * double(cols) * (swiglu ? 2 : 1), [&](Commands& cmd, int i) {
+    if (swiglu) return (*mv)->record_swiglu(cmd, *w.copies[i % n], *w.copies[(i + 1) % n], x, y, 1);
+    return (*mv)->record(cmd, *w.copies[i % n], x, y, 1);
+  });
+}
+
+void BM_Gemm(benchmark::State& state, TensorType type, int64_t rows, int64_t cols, uint32_t n_tokens, bool coopmat) {
+  Context& c = *context();
+  if (!c.device) return state.SkipWithError("no Vulkan device");
+  ops::GemmOptions opt;
+  opt.coopmat = coopmat;
+  auto g = ops::Gemm::create(*c.device, type, opt);
+  if (!g.ok()) return state.SkipWithError(g.status().message().c_str());
+  if (coopmat && !(*g)->uses_coopmat()) return state.SkipWithError("no cooperative matrices here");
+  const Weights& w = weights(type, rows, cols);
+  const uint32_t n = uint32_t(w.copies.size());
+  const ops::Activations x{{c.x.get()}, uint32_t(cols)}, y{{c.y.get()}, uint32_t(rows)};
+  time_gpu(state, 5, w.bytes, 2.0 * double(rows) * double(cols) * n_tokens,
+           [&](Commands& cmd, int i) { return (*g)->record(cmd, *w.copies[i % n], x, y, n_tokens); });
+}
+
+struct Shape {
+  const char* name;
+  int64_t rows, cols;
+};
+constexpr Shape kShapes[] = {{"q_o_4096x4096", 4096, 4096},
+                             {"k_v_1024x4096", 1024, 4096},
+                             {"gate_up_14336x4096", 14336, 4096},
+                             {"down_4096x14336", 4096, 14336},
+                             {"output_128256x4096", 128256, 4096}};
+
+int register_all() {
+  for (TensorType t : {TensorType::Q4_K, TensorType::Q6_K}) {
+    const std::string tn(type_name(t));
+    for (const Shape& s : kShapes)
+      for (bool int8 : {true, false})
+        benchmark::RegisterBenchmark(("matvec/" + tn + "/" + s.name + (int8 ? "/int8" : "/float")).c_str(), BM_Matvec,
+                                     t, s.rows, s.cols, int8, false, 0u, 0u)
+            ->UseManualTime()
+            ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(("matvec_swiglu/" + tn + "/gate_up_14336x4096").c_str(), BM_Matvec, t, 14336, 4096,
+                                 true, true, 0u, 0u)
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
+  }
+  // Workgroup shapes for the decode matvec (threads, rows per workgroup).
+  for (uint32_t gs : {64u, 128u, 256u})
+    for (uint32_t rows : {1u, 2u, 4u, 8u})
+      for (const Shape& s : {kShapes[2], kShapes[3]})
+        benchmark::RegisterBenchmark(("matvec_shape/Q4_K/" + std::string(s.name) + "/threads" + std::to_string(gs) +
+                                      "/rows" + std::to_string(rows))
+                                         .c_str(),
+                                     BM_Matvec, TensorType::Q4_K, s.rows, s.cols, true, false, gs, rows)
+            ->UseManualTime()
+            ->Unit(benchmark::kMicrosecond);
+  for (TensorType t : {TensorType::Q4_K, TensorType::Q6_K})
+    for (const Shape& s : kShapes)
+      for (bool coopmat : {true, false})
+        benchmark::RegisterBenchmark(("gemm512/" + std::string(type_name(t)) + "/" + s.name +
+                                      (coopmat ? "/coopmat" : "/scalar"))
+                                         .c_str(),
+                                     BM_Gemm, t, s.rows, s.cols, 512u, coopmat)
+            ->UseManualTime()
+            ->Unit(benchmark::kMicrosecond);
+  return 0;
+}
+const int kRegistered = register_all();
+
+}  // namespace
+}  // namespace zinc::vulkan

@@ -1,0 +1,144 @@
+// zinc bench -m MODEL [-p 512] [-n 128] [-d DEPTH] [-r 3] [-t THREADS] [-o md|json]: prefill
+// (pp) and decode (tg) throughput like llama-bench: tokens per second, mean and standard
+// deviation over repetitions after one warm-up run, and for decode the effective weight
+// bandwidth (model bytes x tokens/s; an upper bound of bytes really read for MoE models).
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cli/command.h"
+#include "engine/runner.h"
+#include "model/model.h"
+
+namespace zinc::cli {
+namespace {
+
+struct BenchOptions {
+  std::string model, output = "md", backend = "auto";
+  int prompt = 512, gen = 128, depth = 0, reps = 3, threads = 0;
+};
+
+struct Result1 {
+  std::string test;
+  double avg_ts = 0, stddev_ts = 0;
+  bool decode = false;
+};
+
+// Seconds for one run: prefill `depth` tokens untimed, then `n` tokens as one prefill or as n steps.
+Result<double> time_run(engine::Runner& r, const std::vector<int32_t>& tokens, int depth, int n, bool decode) {
+  kv::Cache& cache = r.cache();
+  const kv::SeqId seq = 0;
+  cache.clear(seq);
+  if (depth > 0) {
+    ZINC_ASSIGN_OR_RETURN(auto ignored, r.decode(seq, std::span<const int32_t>(tokens).first(size_t(depth)), false));
+    (void)ignored;
+  }
+  const auto rest = std::span<const int32_t>(tokens).subspan(size_t(depth), size_t(n));
+  const auto t0 = std::chrono::steady_clock::now();
+  if (decode) {
+    for (int i = 0; i < n; ++i) {
+      ZINC_ASSIGN_OR_RETURN(auto ignored, r.decode(seq, rest.subspan(size_t(i), 1), false));
+      (void)ignored;
+    }
+  } else {
+    ZINC_ASSIGN_OR_RETURN(auto ignored, r.decode(seq, rest, false));
+    (void)ignored;
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+Result<Result1> measure(engine::Runner& r, const std::vector<int32_t>& tokens, const BenchOptions& o, int n, bool decode) {
+  Result1 res;
+  res.decode = decode;
+  res.test = (decode ? "tg" : "pp") + std::to_string(n) + (o.depth > 0 ? "@d" + std::to_string(o.depth) : "");
+  ZINC_ASSIGN_OR_RETURN(double warm, time_run(r, tokens, o.depth, n, decode));
+  (void)warm;
+  std::vector<double> ts;
+  for (int i = 0; i < o.reps; ++i) {
+    ZINC_ASSIGN_OR_RETURN(double s, time_run(r, tokens, o.depth, n, decode));
+    ts.push_back(double(n) / s);
+  }
+  for (double x : ts) res.avg_ts += x / double(ts.size());
+  for (double x : ts) res.stddev_ts += (x - res.avg_ts) * (x - res.avg_ts);
+  res.stddev_ts = ts.size() > 1 ? std::sqrt(res.stddev_ts / double(ts.size() - 1)) : 0.0;
+  return res;
+}
+
+int run_bench(const BenchOptions& o) {
+  if (o.prompt < 0 || o.gen < 0 || o.depth < 0 || o.reps < 1)
+    return fail("-p, -n and -d must be >= 0 and -r >= 1");
+  if (o.output != "md" && o.output != "json") return fail("-o: expected md or json, got '" + o.output + "'");
+  auto backend = engine::parse_backend(o.backend);
+  if (!backend.ok()) return fail(backend.status().message());
+  auto model = model::Model::load(o.model);
+  if (!model.ok()) return fail(model.status().message());
+  engine::RunnerOptions ro;
+  ro.backend = *backend;
+  ro.n_threads = o.threads;
+  ro.n_ctx = int64_t(o.depth) + std::max(o.prompt, o.gen) + 1;
+  auto runner = engine::Runner::create(**model, ro);
+  if (!runner.ok()) return fail(runner.status().message());
+  if (auto s = (*runner)->cache().add_sequence(); !s.ok()) return fail(s.status().message());
+
+  std::mt19937 rng(1);
+  std::vector<int32_t> tokens(size_t(o.depth + std::max(o.prompt, o.gen)));
+  for (auto& t : tokens) t = int32_t(rng() % (*model)->hparams().n_vocab);
+
+  std::vector<Result1> results;
+  for (auto [n, decode] : {std::pair{o.prompt, false}, std::pair{o.gen, true}}) {
+    if (n == 0) continue;
+    auto r = measure(**runner, tokens, o, n, decode);
+    if (!r.ok()) return fail(r.status().message());
+    results.push_back(*r);
+  }
+
+  const double size_bytes = double((*model)->weight_bytes());
+  const std::string name = (*model)->hparams().arch;
+  const int threads = (*runner)->pool().size();
+  if (o.output == "json") {
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (const auto& r : results) {
+      nlohmann::ordered_json j;
+      j["model"] = name;
+      j["model_size"] = uint64_t(size_bytes);
+      j["backend"] = (*runner)->backend_name();
+      j["n_threads"] = threads;
+      j["test"] = r.test;
+      j["avg_ts"] = r.avg_ts;
+      j["stddev_ts"] = r.stddev_ts;
+      if (r.decode) j["bandwidth_gbs"] = size_bytes * r.avg_ts / 1e9;
+      out.push_back(j);
+    }
+    std::printf("%s\n", out.dump(2).c_str());
+    return 0;
+  }
+  std::printf("| model | size | backend | threads | test | t/s | GB/s |\n");
+  std::printf("| --- | ---: | --- | ---: | ---: | ---: | ---: |\n");
+  for (const auto& r : results) {
+    std::string bw = r.decode ? std::to_string(size_bytes * r.avg_ts / 1e9).substr(0, 6) : "";
+    std::printf("| %s | %.2f MiB | %s | %d | %s | %.2f ± %.2f | %s |\n", name.c_str(), size_bytes / (1 << 20),
+                (*runner)->backend_name(), threads, r.test.c_str(), r.avg_ts, r.stddev_ts, bw.c_str());
+  }
+  return 0;
+}
+
+ZINC_REGISTER_COMMAND(bench, Command{"bench", "Measure prefill and decode throughput (like llama-bench)",
+                                     [](CLI::App& sub) {
+                                       auto o = std::make_shared<BenchOptions>();
+                                       sub.add_option("-m,--model", o->model, "GGUF model file")->required();
+                                       sub.add_option("-p,--n-prompt", o->prompt, "Prompt tokens, one batch (0: skip)")->capture_default_str();
+                                       sub.add_option("-n,--n-gen", o->gen, "Generated tokens, one per step (0: skip)")->capture_default_str();
+                                       sub.add_option("-d,--depth", o->depth, "Tokens already in the cache before each test")->capture_default_str();
+                                       sub.add_option("-r,--repetitions", o->reps, "Timed runs per test")->capture_default_str();
+                                       sub.add_option("-t,--threads", o->threads, "CPU threads (0: all)")->capture_default_str();
+                                       sub.add_option("-o,--output", o->output, "md or json")->capture_default_str();
+                                       sub.add_option("--backend", o->backend, "auto or cpu")->capture_default_str();
+                                       return [o]() { return run_bench(*o); };
+                                     }});
+
+}  // namespace
+}  // namespace zinc::cli

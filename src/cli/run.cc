@@ -1,0 +1,134 @@
+// zinc run -m MODEL (-p PROMPT | --tokens 1,2,3) [-n 128] [sampling flags]: generates a
+// continuation and streams it to stdout (text for a text prompt, ids for an id prompt).
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "cli/command.h"
+#include "cli/token_list.h"
+#include "engine/generate.h"
+#include "engine/runner.h"
+#include "gguf/file.h"
+#include "model/model.h"
+#include "tokenizer/tokenizer.h"
+
+namespace zinc::cli {
+namespace {
+
+struct RunOptions {
+  std::string model, prompt, tokens, stop, backend = "auto";
+  bool raw = false, verbose = false;
+  int n_predict = 128, threads = 0;
+  int64_t n_ctx = 4096;
+  engine::SamplerParams sampling;
+};
+
+int run_generate(const RunOptions& o) {
+  using Clock = std::chrono::steady_clock;
+  const auto t_load = Clock::now();
+  if (o.prompt.empty() == o.tokens.empty()) return fail("give the prompt as text (-p) or as token ids (--tokens)");
+  auto backend = engine::parse_backend(o.backend);
+  if (!backend.ok()) return fail(backend.status().message());
+  auto model = model::Model::load(o.model);
+  if (!model.ok()) return fail(model.status().message());
+
+  // Text prompts go through the model's tokenizer (raw: no chat template yet), with BOS as the
+  // vocabulary asks; the continuation is streamed as text.
+  std::unique_ptr<tokenizer::Tokenizer> tok;
+  std::vector<int32_t> prompt_ids;
+  if (!o.prompt.empty()) {
+    auto t = tokenizer::Tokenizer::load((*model)->file());
+    if (!t.ok()) return fail(o.model + ": " + t.status().message());
+    tok = std::move(*t);
+    prompt_ids = tok->encode(o.prompt, /*add_special=*/true, /*parse_special=*/true);
+    if (prompt_ids.empty()) return fail("the prompt has no tokens");
+  } else {
+    auto ids = parse_token_list("--tokens", o.tokens);
+    if (!ids.ok()) return fail(ids.status().message());
+    prompt_ids = std::move(*ids);
+  }
+  std::span<const int32_t> prompt(prompt_ids);
+
+  engine::GenerateOptions go;
+  go.max_new_tokens = o.n_predict;
+  if (!o.stop.empty()) {
+    auto stop = parse_token_list("--stop", o.stop);
+    if (!stop.ok()) return fail(stop.status().message());
+    go.stop_tokens = *stop;
+  } else if (tok) {
+    go.stop_tokens = tok->vocab().eog_ids();
+  } else if (auto eos = (*model)->file().find_u32("tokenizer.ggml.eos_token_id"); eos.ok() && *eos) {
+    go.stop_tokens = {int32_t(**eos)};
+  }
+  engine::RunnerOptions ro;
+  ro.backend = *backend;
+  ro.n_threads = o.threads;
+  ro.n_ctx = std::max<int64_t>(o.n_ctx, int64_t(prompt.size()) + o.n_predict);
+  auto runner = engine::Runner::create(**model, ro);
+  if (!runner.ok()) return fail(runner.status().message());
+  auto seq = (*runner)->cache().add_sequence();
+  if (!seq.ok()) return fail(seq.status().message());
+
+  const double load_seconds = std::chrono::duration<double>(Clock::now() - t_load).count();
+
+  engine::Sampler sampler(o.sampling, int32_t((*model)->hparams().n_vocab));
+  std::unique_ptr<tokenizer::StreamingDecoder> decoder;
+  if (tok) {
+    decoder = std::make_unique<tokenizer::StreamingDecoder>(*tok);
+    std::fputs(o.prompt.c_str(), stdout);
+    std::fflush(stdout);
+  }
+  auto res = engine::generate(**runner, *seq, prompt, sampler, go, [&](int32_t t) {
+    if (decoder) {
+      if (!tok->vocab().valid_id(t)) return true;
+      std::fputs(decoder->push(t).c_str(), stdout);
+    } else {
+      std::printf("%d ", t);
+    }
+    std::fflush(stdout);
+    return true;
+  });
+  if (decoder) std::fputs(decoder->flush().c_str(), stdout);
+  std::printf("\n");
+  std::fflush(stdout);
+  if (!res.ok()) return fail(res.status().message());
+  if (o.verbose) {
+    const double n = double(res->tokens.size());
+    std::fprintf(stderr, "zinc: load %.2f s; prompt %lld tokens, %.1f tok/s; generated %zu tokens, %.1f tok/s (%s)\n",
+                 load_seconds, (long long)res->prompt_tokens,
+                 double(res->prompt_tokens) / std::max(res->prefill_seconds, 1e-9), res->tokens.size(),
+                 n / std::max(res->decode_seconds, 1e-9),
+                 res->reason == engine::StopReason::kEndOfGeneration ? "end of generation" : "token limit");
+  }
+  return 0;
+}
+
+ZINC_REGISTER_COMMAND(run, Command{"run", "Generate a continuation of a prompt (text or token ids)",
+                                   [](CLI::App& sub) {
+                                     auto o = std::make_shared<RunOptions>();
+                                     auto& s = o->sampling;
+                                     sub.add_option("-m,--model", o->model, "GGUF model file")->required();
+                                     sub.add_option("-p,--prompt", o->prompt, "Prompt text");
+                                     sub.add_option("--tokens", o->tokens, "Prompt token ids, comma separated (instead of -p)");
+                                     sub.add_flag("--raw", o->raw, "Use the prompt as is, without a chat template (the only mode for now)");
+                                     sub.add_flag("--verbose", o->verbose, "Print load time, prompt and decode speed to stderr");
+                                     sub.add_option("-n,--n-predict", o->n_predict, "Tokens to generate at most")->capture_default_str();
+                                     sub.add_option("--stop", o->stop, "End-of-generation ids (default: the model's EOS)");
+                                     sub.add_option("-c,--ctx-size", o->n_ctx, "KV cache size in tokens")->capture_default_str();
+                                     sub.add_option("--temp", s.temperature, "Temperature (<= 0: greedy)")->capture_default_str();
+                                     sub.add_option("--top-k", s.top_k, "Top-k (0: off)")->capture_default_str();
+                                     sub.add_option("--top-p", s.top_p, "Top-p (1: off)")->capture_default_str();
+                                     sub.add_option("--min-p", s.min_p, "Min-p (0: off)")->capture_default_str();
+                                     sub.add_option("--repeat-last-n", s.penalty_last_n, "Penalty window (0: off, -1: all)")->capture_default_str();
+                                     sub.add_option("--repeat-penalty", s.repeat_penalty, "Repetition penalty (1: off)")->capture_default_str();
+                                     sub.add_option("--presence-penalty", s.presence_penalty, "Presence penalty")->capture_default_str();
+                                     sub.add_option("--frequency-penalty", s.frequency_penalty, "Frequency penalty")->capture_default_str();
+                                     sub.add_option("-s,--seed", s.seed, "Random seed")->capture_default_str();
+                                     sub.add_option("-t,--threads", o->threads, "CPU threads (0: all)")->capture_default_str();
+                                     sub.add_option("--backend", o->backend, "auto or cpu")->capture_default_str();
+                                     return [o]() { return run_generate(*o); };
+                                   }});
+
+}  // namespace
+}  // namespace zinc::cli

@@ -1,0 +1,117 @@
+#include "engine/runner.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/check.h"
+
+namespace zinc::engine {
+
+Result<Backend> parse_backend(std::string_view name) {
+  if (name == "auto") return Backend::kAuto;
+  if (name == "cpu") return Backend::kCpu;
+  return error("unknown backend '%.*s' (expected auto or cpu)", int(name.size()), name.data());
+}
+
+Runner::Runner(const model::Model& model, const RunnerOptions& options)
+    : model_(model), options_(options), pool_(options.n_threads) {}
+
+Result<std::unique_ptr<Runner>> Runner::create(const model::Model& model, const RunnerOptions& options) {
+  if (options.n_ctx <= 0 || options.max_batch <= 0 || options.max_seqs <= 0)
+    return error("context (%lld), batch (%lld) and sequence count (%d) must be positive", (long long)options.n_ctx,
+                 (long long)options.max_batch, options.max_seqs);
+  std::unique_ptr<Runner> r(new Runner(model, options));
+  kv::CacheOptions co;
+  // Each sequence may waste up to one partly filled page.
+  co.n_pages = kv::pages_for(options.n_ctx) + options.max_seqs - 1;
+  co.max_seqs = options.max_seqs;
+  co.type = options.kv_type;
+  ZINC_ASSIGN_OR_RETURN(r->cache_, kv::Cache::create(model.state_layout(), co));
+  return r;
+}
+
+cpu::Executor& Runner::executor(graph::BatchShape shape) {
+  const std::pair<int64_t, int64_t> key{shape.n_tokens, shape.n_outputs};
+  if (auto it = executors_.find(key); it != executors_.end()) return *it->second;
+  // Bound the memory held by executors of shapes seen once (e.g. the tails of chunked prompts):
+  // beyond kMaxExecutors, drop the one with the largest arena.
+  if (executors_.size() >= kMaxExecutors) {
+    auto victim = executors_.begin();
+    for (auto it = executors_.begin(); it != executors_.end(); ++it)
+      if (it->second->arena_bytes() > victim->second->arena_bytes()) victim = it;
+    executors_.erase(victim);
+  }
+  auto& slot = executors_[key];
+  slot = std::make_unique<cpu::Executor>(model_.build_graph(shape), pool_);
+  return *slot;
+}
+
+Status Runner::check_batch(const graph::Batch& b) {
+  const size_t n = b.tokens.size();
+  if (n == 0) return error("empty batch");
+  if (b.positions.size() != n || b.seq_ids.size() != n)
+    return error("batch has %zu tokens but %zu positions and %zu sequence ids", n, b.positions.size(), b.seq_ids.size());
+  if (b.output_rows.empty() || b.output_rows.size() > n) return error("batch asks for %zu output rows of %zu tokens", b.output_rows.size(), n);
+  const uint32_t n_vocab = model_.hparams().n_vocab;
+  std::vector<int64_t>& next = next_position_;
+  next.assign(size_t(cache_->max_seqs()), -1);
+  for (size_t i = 0; i < n; ++i) {
+    if (b.tokens[i] < 0 || uint32_t(b.tokens[i]) >= n_vocab)
+      return error("token %d at index %zu is outside the vocabulary of %u", b.tokens[i], i, n_vocab);
+    const kv::SeqId s = b.seq_ids[i];
+    if (!cache_->has_sequence(s)) return error("batch index %zu names sequence %d, which does not exist", i, s);
+    int64_t& expect = next[size_t(s)];
+    if (expect < 0) expect = cache_->length(s);
+    if (b.positions[i] != expect)
+      return error("sequence %d: token at batch index %zu has position %d, expected %lld (positions continue the "
+                   "sequence in order)", s, i, b.positions[i], (long long)expect);
+    ++expect;
+  }
+  for (size_t i = 0; i < b.output_rows.size(); ++i)
+    if (b.output_rows[i] < 0 || size_t(b.output_rows[i]) >= n)
+      return error("output row %d is outside the batch of %zu tokens", b.output_rows[i], n);
+  return ok_status();
+}
+
+Result<std::span<const float>> Runner::decode(const graph::Batch& batch) {
+  ZINC_RETURN_IF_ERROR(check_batch(batch));
+  if (int64_t(batch.tokens.size()) > options_.max_batch)
+    return error("batch of %zu tokens exceeds the maximum batch of %lld", batch.tokens.size(), (long long)options_.max_batch);
+  // Reserve pages for every sequence's new end position.
+  for (size_t i = 0; i < batch.tokens.size(); ++i)
+    ZINC_RETURN_IF_ERROR(cache_->reserve(batch.seq_ids[i], int64_t(batch.positions[i]) + 1));
+  cpu::Executor& ex = executor(batch.shape());
+  ex.run(batch, *cache_);
+  for (size_t i = 0; i < batch.tokens.size(); ++i)
+    cache_->set_length(batch.seq_ids[i], std::max<int64_t>(cache_->length(batch.seq_ids[i]), batch.positions[i] + 1));
+  return ex.output();
+}
+
+Result<std::span<const float>> Runner::decode(kv::SeqId seq, std::span<const int32_t> tokens, bool all_logits) {
+  if (!cache_->has_sequence(seq)) return error("sequence %d does not exist", seq);
+  if (tokens.empty()) return error("no tokens to decode");
+  const int64_t n_vocab = model_.hparams().n_vocab;
+  const int64_t n = int64_t(tokens.size());
+  if (all_logits && n > options_.max_batch) logits_.resize(size_t(n * n_vocab));
+  std::span<const float> last;
+  for (int64_t begin = 0; begin < n; begin += options_.max_batch) {
+    const int64_t count = std::min(options_.max_batch, n - begin);
+    const int64_t start = cache_->length(seq);
+    positions_.resize(size_t(count));
+    seq_ids_.assign(size_t(count), seq);
+    for (int64_t i = 0; i < count; ++i) positions_[size_t(i)] = int32_t(start + i);
+    if (all_logits) {
+      output_rows_.resize(size_t(count));
+      for (int64_t i = 0; i < count; ++i) output_rows_[size_t(i)] = int32_t(i);
+    } else {
+      output_rows_.assign(1, int32_t(count - 1));
+    }
+    graph::Batch b{tokens.subspan(size_t(begin), size_t(count)), positions_, seq_ids_, output_rows_};
+    ZINC_ASSIGN_OR_RETURN(last, decode(b));
+    if (all_logits && n > options_.max_batch) std::memcpy(logits_.data() + begin * n_vocab, last.data(), last.size_bytes());
+  }
+  if (all_logits && n > options_.max_batch) return std::span<const float>(logits_);
+  return last;
+}
+
+}  // namespace zinc::engine

@@ -1,0 +1,75 @@
+// Runs a model step by step: owns the thread pool, the KV cache and one executor per batch shape
+// (graphs are built on first use and reused). decode() checks the batch (outside input), reserves
+// cache pages, runs the graph and advances the sequences.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/status.h"
+#include "cpu/executor.h"
+#include "cpu/thread_pool.h"
+#include "graph/batch.h"
+#include "kv/cache.h"
+#include "model/model.h"
+
+namespace zinc::engine {
+
+enum class Backend : uint8_t { kAuto, kCpu };
+Result<Backend> parse_backend(std::string_view name);  // "auto" | "cpu"
+
+struct RunnerOptions {
+  Backend backend = Backend::kAuto;  // auto picks the CPU until a GPU backend exists
+  int n_threads = 0;                 // 0: one per hardware thread
+  int64_t n_ctx = 4096;              // KV pool size in tokens, shared by all sequences
+  int32_t max_seqs = 1;              // sequences that may exist at once
+  int64_t max_batch = 512;           // tokens per graph run; longer inputs are split
+  kv::KvType kv_type = kv::KvType::kF16;
+};
+
+class Runner {
+ public:
+  // `model` is borrowed and must outlive the runner.
+  static Result<std::unique_ptr<Runner>> create(const model::Model& model, const RunnerOptions& options);
+
+  const model::Model& model() const { return model_; }
+  const RunnerOptions& options() const { return options_; }
+  kv::Cache& cache() { return *cache_; }
+  cpu::ThreadPool& pool() { return pool_; }
+  const char* backend_name() const { return "cpu"; }
+
+  // Appends `tokens` to sequence `seq` (positions continue from its length) and returns logits
+  // [rows, n_vocab]: every token's row when all_logits, else only the last token's. Inputs longer
+  // than max_batch run in several steps. The view is valid until the next call.
+  Result<std::span<const float>> decode(kv::SeqId seq, std::span<const int32_t> tokens, bool all_logits);
+
+  // One step over a batch that may mix sequences (tokens of a sequence in position order, each
+  // sequence continuing from its length). Returns logits [batch.output_rows.size(), n_vocab].
+  Result<std::span<const float>> decode(const graph::Batch& batch);
+
+  // The executor for a shape (built on first use; at most kMaxExecutors are kept). The reference
+  // is valid until the next call that builds another shape.
+  cpu::Executor& executor(graph::BatchShape shape);
+  static constexpr size_t kMaxExecutors = 8;
+  size_t n_executors() const { return executors_.size(); }
+
+ private:
+  Runner(const model::Model& model, const RunnerOptions& options);
+  Status check_batch(const graph::Batch& batch);
+
+  const model::Model& model_;
+  RunnerOptions options_;
+  cpu::ThreadPool pool_;
+  std::unique_ptr<kv::Cache> cache_;
+  std::map<std::pair<int64_t, int64_t>, std::unique_ptr<cpu::Executor>> executors_;
+  std::vector<int32_t> positions_, seq_ids_, output_rows_;  // scratch for decode(seq, ...)
+  std::vector<float> logits_;                                // all_logits over several steps
+  std::vector<int64_t> next_position_;                       // per sequence, while checking a batch
+};
+
+}  // namespace zinc::engine

@@ -1,0 +1,43 @@
+// Records compute work into one command buffer and submits it. A recording can be submitted
+// many times (the static decode graph is recorded once and replayed per token). Borrows the Device.
+#pragma once
+
+#include <memory>
+#include <span>
+
+#include "vulkan/pipeline.h"
+
+namespace zinc::vulkan {
+
+class Commands {
+ public:
+  static Result<std::unique_ptr<Commands>> create(const Device& device);
+  ~Commands();
+  Commands(const Commands&) = delete;
+  Commands& operator=(const Commands&) = delete;
+
+  Status begin();  // starts a new recording (the previous one must have finished)
+  void dispatch(const Pipeline& pipeline, VkDescriptorSet set, const void* push, uint32_t push_bytes,
+                uint32_t groups_x, uint32_t groups_y = 1, uint32_t groups_z = 1);
+  // As above for a pipeline made with push_descriptors: buffers[i] is bound at binding i.
+  void dispatch(const Pipeline& pipeline, std::span<const BufferRange> buffers, const void* push,
+                uint32_t push_bytes, uint32_t groups_x, uint32_t groups_y = 1, uint32_t groups_z = 1);
+  // Resets `count` queries from `first`, and writes a timestamp once all earlier work is done.
+  void reset_queries(VkQueryPool pool, uint32_t first, uint32_t count);
+  void write_timestamp(VkQueryPool pool, uint32_t query);
+  // Makes earlier shader and transfer writes visible to later shader and transfer reads.
+  void barrier();
+  void copy(const Buffer& src, uint64_t src_offset, const Buffer& dst, uint64_t dst_offset, uint64_t size_bytes);
+  Status end();
+  // Submits the finished recording and waits for it.
+  Status submit_and_wait();
+
+ private:
+  explicit Commands(const Device& d) : device_(d) {}
+  const Device& device_;
+  VkCommandPool pool_ = VK_NULL_HANDLE;
+  VkCommandBuffer cmd_ = VK_NULL_HANDLE;
+  VkFence fence_ = VK_NULL_HANDLE;
+};
+
+}  // namespace zinc::vulkan

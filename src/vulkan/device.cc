@@ -1,0 +1,107 @@
+#include "vulkan/device.h"
+
+#include <vector>
+
+namespace zinc::vulkan {
+
+Status vk_check(VkResult r, const char* what) {
+  if (r == VK_SUCCESS) return Status();
+  return error("%s failed: %s", what, result_name(r));
+}
+
+Result<std::unique_ptr<Device>> Device::create(const Instance& instance, int device_index) {
+  if (device_index < 0 || size_t(device_index) >= instance.devices().size())
+    return error("no Vulkan device %d (there are %zu)", device_index, instance.devices().size());
+  std::unique_ptr<Device> d(new Device());
+  d->api_ = instance.api();
+  d->caps_ = instance.devices()[size_t(device_index)];
+  const DeviceCaps& c = d->caps_;
+  d->api_.vkGetPhysicalDeviceMemoryProperties(c.physical, &d->memory_);
+
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, &f12};
+  VkPhysicalDeviceFeatures2 have{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f11};
+  d->api_.vkGetPhysicalDeviceFeatures2(c.physical, &have);
+
+  VkPhysicalDeviceVulkan12Features e12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  e12.shaderFloat16 = f12.shaderFloat16;
+  e12.shaderInt8 = f12.shaderInt8;
+  e12.storageBuffer8BitAccess = f12.storageBuffer8BitAccess;
+  e12.uniformAndStorageBuffer8BitAccess = f12.uniformAndStorageBuffer8BitAccess;
+  e12.storagePushConstant8 = f12.storagePushConstant8;
+  e12.shaderSubgroupExtendedTypes = f12.shaderSubgroupExtendedTypes;
+  e12.hostQueryReset = f12.hostQueryReset;
+  e12.timelineSemaphore = f12.timelineSemaphore;
+  e12.vulkanMemoryModel = f12.vulkanMemoryModel;
+  e12.vulkanMemoryModelDeviceScope = f12.vulkanMemoryModelDeviceScope;
+  VkPhysicalDeviceVulkan11Features e11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, &e12};
+  e11.storageBuffer16BitAccess = f11.storageBuffer16BitAccess;
+  e11.uniformAndStorageBuffer16BitAccess = f11.uniformAndStorageBuffer16BitAccess;
+  e11.storagePushConstant16 = f11.storagePushConstant16;
+  VkPhysicalDeviceFeatures2 enable{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &e11};
+  enable.features.shaderInt16 = have.features.shaderInt16;
+  enable.features.shaderInt64 = have.features.shaderInt64;
+
+  std::vector<const char*> exts;
+  VkPhysicalDeviceSubgroupSizeControlFeatures size_control{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
+  if (c.has_extension("VK_EXT_subgroup_size_control") || c.api_version >= VK_API_VERSION_1_3) {
+    if (c.api_version < VK_API_VERSION_1_3) exts.push_back("VK_EXT_subgroup_size_control");
+    size_control.subgroupSizeControl = VK_TRUE;
+    size_control.computeFullSubgroups = VK_TRUE;
+    size_control.pNext = enable.pNext;
+    enable.pNext = &size_control;
+  }
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV coop_nv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  if (c.coopmat_nv) {
+    exts.push_back("VK_NV_cooperative_matrix");
+    coop_nv.cooperativeMatrix = VK_TRUE;
+    coop_nv.pNext = enable.pNext;
+    enable.pNext = &coop_nv;
+  }
+  VkPhysicalDeviceShaderIntegerDotProductFeatures dot{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};
+  if (c.int8_dot) {
+    if (c.api_version < VK_API_VERSION_1_3) exts.push_back("VK_KHR_shader_integer_dot_product");
+    dot.shaderIntegerDotProduct = VK_TRUE;
+    dot.pNext = enable.pNext;
+    enable.pNext = &dot;
+  }
+  if (c.push_descriptors) exts.push_back("VK_KHR_push_descriptor");
+
+  const float priority = 1.0f;
+  VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  qci.queueFamilyIndex = c.compute_queue_family;
+  qci.queueCount = 1;
+  qci.pQueuePriorities = &priority;
+  VkDeviceCreateInfo ci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &enable};
+  ci.queueCreateInfoCount = 1;
+  ci.pQueueCreateInfos = &qci;
+  ci.enabledExtensionCount = uint32_t(exts.size());
+  ci.ppEnabledExtensionNames = exts.data();
+  ZINC_RETURN_IF_ERROR(vk_check(d->api_.vkCreateDevice(c.physical, &ci, nullptr, &d->device_), "vkCreateDevice"));
+  d->api_.load_device(d->device_);
+  d->api_.vkGetDeviceQueue(d->device_, c.compute_queue_family, 0, &d->queue_);
+  return d;
+}
+
+Device::~Device() {
+  if (device_) {
+    api_.vkDeviceWaitIdle(device_);
+    api_.vkDestroyDevice(device_, nullptr);
+  }
+}
+
+int Device::memory_type(uint32_t type_bits, VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred) const {
+  int fallback = -1;
+  for (uint32_t i = 0; i < memory_.memoryTypeCount; ++i) {
+    if (!(type_bits & (1u << i))) continue;
+    const VkMemoryPropertyFlags f = memory_.memoryTypes[i].propertyFlags;
+    if ((f & required) != required) continue;
+    if ((f & preferred) == preferred) return int(i);
+    if (fallback < 0) fallback = int(i);
+  }
+  return fallback;
+}
+
+}  // namespace zinc::vulkan

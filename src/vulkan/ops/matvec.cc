@@ -1,0 +1,102 @@
+#include "vulkan/ops/matvec.h"
+
+#include <algorithm>
+
+
+#include "vulkan/ops/op_util.h"
+
+namespace zinc::vulkan::ops {
+namespace {
+
+struct Push {
+  uint32_t rows, cols, n_tokens, x_stride, y_stride, y_offset, flags, pad;
+  uint32_t planes0[4], planes1[4];
+};
+static_assert(sizeof(Push) == 64, "mirrors the push block of shaders/matvec.comp");
+
+bool int8_capable(TensorType t) {
+  switch (t) {
+    case TensorType::Q4_0: case TensorType::Q4_1: case TensorType::Q5_0: case TensorType::Q5_1:
+    case TensorType::Q8_0: case TensorType::Q2_K: case TensorType::Q3_K: case TensorType::Q4_K:
+    case TensorType::Q5_K: case TensorType::Q6_K:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Rows per workgroup: enough loads in flight per thread without spilling registers.
+uint32_t default_rows(const WeightFormat& f) {
+  return f.q_bytes > 32 ? 2 : 4;  // F16, BF16, F32: 64-128 bytes of codes per group and row
+}
+
+}  // namespace
+
+Matvec::~Matvec() = default;
+
+Result<std::unique_ptr<Matvec>> Matvec::create(const Device& device, TensorType type, const MatvecOptions& options) {
+  ZINC_ASSIGN_OR_RETURN(const WeightFormat f, weight_format(type));
+  const DeviceCaps& caps = device.caps();
+  std::unique_ptr<Matvec> m(new Matvec());
+  m->type_ = type;
+  m->options_ = options;
+  m->int8_ = options.int8 && caps.int8_dot && int8_capable(type);
+  const bool sg = options.subgroup && caps.subgroup_arithmetic;
+  const uint32_t group_size = options.group_size ? options.group_size : 128;
+  if ((group_size & (group_size - 1)) != 0 || group_size > caps.max_workgroup_invocations)
+    return error("matvec workgroup of %u threads: not a power of two or over the device's %u", group_size,
+                 caps.max_workgroup_invocations);
+  const uint32_t min_sg = sg ? std::max<uint32_t>(caps.min_subgroup_size, 1) : 1;
+  const uint32_t mats = options.swiglu ? 2 : 1;
+  uint32_t rows = options.rows ? options.rows : default_rows(f);
+  while (rows > 1 && uint64_t(mats) * rows * (group_size / min_sg) * 4 + 64 > caps.max_compute_shared_bytes) rows /= 2;
+  m->rows_per_group_ = rows;
+  const std::string shader = "matvec_" + shader_type_suffix(type) + (m->int8_ ? "_int8" : "") + (sg ? "_sg" : "");
+  ZINC_ASSIGN_OR_RETURN(m->pipeline_, make_pipeline(device, shader, 5, sizeof(Push),
+                                                    {group_size, rows, options.swiglu ? 1u : 0u, min_sg}));
+  return m;
+}
+
+Status Matvec::record(Commands& cmd, const WeightBuffer& w, const Activations& x, const Activations& y,
+                      uint32_t n_tokens, const Activations* residual) const {
+  if (options_.swiglu) return error("this matvec was made for SwiGLU pairs: use record_swiglu");
+  return record_pair(cmd, w, nullptr, x, y, n_tokens, residual);
+}
+
+Status Matvec::record_swiglu(Commands& cmd, const WeightBuffer& gate, const WeightBuffer& up, const Activations& x,
+                             const Activations& y, uint32_t n_tokens, const Activations* residual) const {
+  if (!options_.swiglu) return error("this matvec was not made for SwiGLU pairs");
+  if (up.type() != gate.type() || up.rows() != gate.rows() || up.cols() != gate.cols() ||
+      up.chunks().size() != gate.chunks().size())
+    return error("SwiGLU matrices differ: gate %s %lld x %lld, up %s %lld x %lld",
+                 std::string(type_name(gate.type())).c_str(), (long long)gate.rows(), (long long)gate.cols(),
+                 std::string(type_name(up.type())).c_str(), (long long)up.rows(), (long long)up.cols());
+  return record_pair(cmd, gate, &up, x, y, n_tokens, residual);
+}
+
+Status Matvec::record_pair(Commands& cmd, const WeightBuffer& w0, const WeightBuffer* w1, const Activations& x,
+                           const Activations& y, uint32_t n_tokens, const Activations* residual) const {
+  if (w0.type() != type_)
+    return error("matvec for %s given a %s matrix", std::string(type_name(type_)).c_str(),
+                 std::string(type_name(w0.type())).c_str());
+  if (n_tokens == 0) return Status();
+  if (x.stride % 4 != 0 || x.stride < w0.cols())
+    return error("matvec x stride %u: must be a multiple of 4 and at least cols %lld", x.stride, (long long)w0.cols());
+  if (y.stride < w0.rows()) return error("matvec y stride %u is less than rows %lld", y.stride, (long long)w0.rows());
+  if (residual && residual->stride != y.stride)
+    return error("matvec residual stride %u differs from y stride %u", residual->stride, y.stride);
+  for (size_t i = 0; i < w0.chunks().size(); ++i) {
+    const WeightChunk& c0 = w0.chunks()[i];
+    const WeightChunk& c1 = w1 ? w1->chunks()[i] : c0;
+    if (c1.rows != c0.rows) return error("SwiGLU matrices are chunked differently");
+    Push push{c0.rows, uint32_t(w0.cols()), n_tokens, x.stride, y.stride, c0.row_begin, residual ? 1u : 0u, 0,
+              {c0.q_word, c0.h_word, c0.m_word, 0}, {c1.q_word, c1.h_word, c1.m_word, 0}};
+    const BufferRange buffers[5] = {whole(*c0.buffer), whole(*c1.buffer), x.range, y.range,
+                                    residual ? residual->range : y.range};
+    const Grid grid = grid_for((c0.rows + rows_per_group_ - 1) / rows_per_group_);
+    cmd.dispatch(*pipeline_, buffers, &push, sizeof push, grid.x, grid.y);
+  }
+  return Status();
+}
+
+}  // namespace zinc::vulkan::ops

@@ -1,0 +1,54 @@
+// Decode matrix-vector products with dequantization fused: y = W x for a few tokens (batched
+// decode; tokens run one after another in one dispatch, the rows re-read from the cache),
+// optionally with two matrices sharing x and a SwiGLU output (silu(W_gate x) * (W_up x)), and
+// optionally adding a residual. The pipeline is made at creation; record() allocates nothing
+// and adds no barrier (the caller orders dependent work with Commands::barrier()).
+#pragma once
+
+#include <memory>
+
+#include "vulkan/ops/op_util.h"
+#include "vulkan/weights.h"
+
+namespace zinc::vulkan::ops {
+
+struct MatvecOptions {
+  bool swiglu = false;      // record_swiglu() instead of record()
+  // Quantize x to int8 per 32 elements and use integer dot products, where the device has them
+  // and the type is linear (all but F16/BF16/F32, IQ4_NL, IQ4_XS, MXFP4). Relative error of
+  // the result about 1e-3 instead of 1e-6.
+  bool int8 = true;
+  bool subgroup = true;     // use subgroup arithmetic where the device has it
+  uint32_t group_size = 0;  // threads per workgroup (power of two); 0: default
+  uint32_t rows = 0;        // rows per workgroup; 0: default
+};
+
+class Matvec {
+ public:
+  static Result<std::unique_ptr<Matvec>> create(const Device& device, TensorType type, const MatvecOptions& options);
+  ~Matvec();
+
+  // y[t][r] = sum_k W[r][k] x[t][k] (+ residual[t][r]) for t < n_tokens, r < w.rows().
+  // residual may be the same range as y; x must not overlap y.
+  Status record(Commands& cmd, const WeightBuffer& w, const Activations& x, const Activations& y, uint32_t n_tokens,
+                const Activations* residual = nullptr) const;
+  // y[t][r] = silu(gate x)[t][r] * (up x)[t][r] (+ residual); gate and up of one shape and type.
+  Status record_swiglu(Commands& cmd, const WeightBuffer& gate, const WeightBuffer& up, const Activations& x,
+                       const Activations& y, uint32_t n_tokens, const Activations* residual = nullptr) const;
+
+  TensorType type() const { return type_; }
+  bool uses_int8() const { return int8_; }
+
+ private:
+  Matvec() = default;
+  Status record_pair(Commands& cmd, const WeightBuffer& w0, const WeightBuffer* w1, const Activations& x,
+                     const Activations& y, uint32_t n_tokens, const Activations* residual) const;
+
+  TensorType type_ = TensorType::F32;
+  MatvecOptions options_;
+  bool int8_ = false;
+  uint32_t rows_per_group_ = 1;
+  std::unique_ptr<Pipeline> pipeline_;
+};
+
+}  // namespace zinc::vulkan::ops

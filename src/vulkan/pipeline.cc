@@ -1,0 +1,117 @@
+#include "vulkan/pipeline.h"
+
+#include "vulkan/shaders.h"
+
+namespace zinc::vulkan {
+
+Result<std::unique_ptr<Pipeline>> Pipeline::create(const Device& device, const PipelineDesc& desc,
+                                                   VkPipelineCache cache) {
+  const auto spirv = find_shader(desc.shader);
+  if (spirv.empty()) return error("no embedded shader named '%s'", desc.shader.c_str());
+  const Api& api = device.api();
+  VkDevice dev = device.handle();
+  std::unique_ptr<Pipeline> p(new Pipeline(device));
+  p->desc_ = desc;
+
+  std::vector<VkDescriptorSetLayoutBinding> bindings(desc.n_buffers);
+  for (uint32_t i = 0; i < desc.n_buffers; ++i)
+    bindings[i] = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+  VkDescriptorSetLayoutCreateInfo dci{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+  dci.bindingCount = desc.n_buffers;
+  if (desc.push_descriptors) {
+    if (!device.caps().push_descriptors)
+      return error("shader '%s' needs VK_KHR_push_descriptor, which %s lacks", desc.shader.c_str(),
+                   device.caps().name.c_str());
+    dci.flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR;
+  }
+  dci.pBindings = bindings.data();
+  ZINC_RETURN_IF_ERROR(vk_check(api.vkCreateDescriptorSetLayout(dev, &dci, nullptr, &p->set_layout_),
+                                "vkCreateDescriptorSetLayout"));
+
+  VkPushConstantRange pcr{VK_SHADER_STAGE_COMPUTE_BIT, 0, desc.push_constant_bytes};
+  VkPipelineLayoutCreateInfo lci{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  lci.setLayoutCount = 1;
+  lci.pSetLayouts = &p->set_layout_;
+  lci.pushConstantRangeCount = desc.push_constant_bytes ? 1 : 0;
+  lci.pPushConstantRanges = &pcr;
+  ZINC_RETURN_IF_ERROR(vk_check(api.vkCreatePipelineLayout(dev, &lci, nullptr, &p->layout_), "vkCreatePipelineLayout"));
+
+  VkShaderModuleCreateInfo sci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  sci.codeSize = spirv.size_bytes();
+  sci.pCode = spirv.data();
+  VkShaderModule module = VK_NULL_HANDLE;
+  ZINC_RETURN_IF_ERROR(vk_check(api.vkCreateShaderModule(dev, &sci, nullptr, &module), "vkCreateShaderModule"));
+
+  std::vector<VkSpecializationMapEntry> entries(desc.spec_constants.size());
+  for (uint32_t i = 0; i < entries.size(); ++i) entries[i] = {i, i * 4, 4};
+  VkSpecializationInfo spec{uint32_t(entries.size()), entries.data(), desc.spec_constants.size() * 4,
+                            desc.spec_constants.data()};
+  VkPipelineShaderStageRequiredSubgroupSizeCreateInfo subgroup{
+      VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO};
+  subgroup.requiredSubgroupSize = desc.required_subgroup_size;
+  VkComputePipelineCreateInfo cci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  cci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
+  cci.stage.pNext = desc.required_subgroup_size ? &subgroup : nullptr;
+  cci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  cci.stage.module = module;
+  cci.stage.pName = "main";
+  cci.stage.pSpecializationInfo = entries.empty() ? nullptr : &spec;
+  cci.layout = p->layout_;
+  VkResult r = api.vkCreateComputePipelines(dev, cache, 1, &cci, nullptr, &p->pipeline_);
+  api.vkDestroyShaderModule(dev, module, nullptr);
+  if (r != VK_SUCCESS) return error("cannot create the pipeline for shader '%s': %s", desc.shader.c_str(), result_name(r));
+  return p;
+}
+
+Pipeline::~Pipeline() {
+  const Api& api = device_.api();
+  if (pipeline_) api.vkDestroyPipeline(device_.handle(), pipeline_, nullptr);
+  if (layout_) api.vkDestroyPipelineLayout(device_.handle(), layout_, nullptr);
+  if (set_layout_) api.vkDestroyDescriptorSetLayout(device_.handle(), set_layout_, nullptr);
+}
+
+Result<std::unique_ptr<DescriptorPool>> DescriptorPool::create(const Device& device, uint32_t max_sets,
+                                                               uint32_t max_buffers) {
+  std::unique_ptr<DescriptorPool> p(new DescriptorPool(device));
+  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, max_buffers};
+  VkDescriptorPoolCreateInfo ci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+  ci.maxSets = max_sets;
+  ci.poolSizeCount = 1;
+  ci.pPoolSizes = &size;
+  ZINC_RETURN_IF_ERROR(vk_check(device.api().vkCreateDescriptorPool(device.handle(), &ci, nullptr, &p->pool_),
+                                "vkCreateDescriptorPool"));
+  return p;
+}
+
+DescriptorPool::~DescriptorPool() {
+  if (pool_) device_.api().vkDestroyDescriptorPool(device_.handle(), pool_, nullptr);
+}
+
+Result<VkDescriptorSet> DescriptorPool::allocate(const Pipeline& pipeline, const std::vector<BufferRange>& buffers) {
+  if (buffers.size() != pipeline.desc().n_buffers)
+    return error("shader '%s' takes %u buffers, got %zu", pipeline.desc().shader.c_str(), pipeline.desc().n_buffers,
+                 buffers.size());
+  VkDescriptorSetLayout layout = pipeline.set_layout();
+  VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+  ai.descriptorPool = pool_;
+  ai.descriptorSetCount = 1;
+  ai.pSetLayouts = &layout;
+  VkDescriptorSet set = VK_NULL_HANDLE;
+  ZINC_RETURN_IF_ERROR(vk_check(device_.api().vkAllocateDescriptorSets(device_.handle(), &ai, &set),
+                                "vkAllocateDescriptorSets"));
+  std::vector<VkDescriptorBufferInfo> infos(buffers.size());
+  std::vector<VkWriteDescriptorSet> writes(buffers.size());
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    infos[i] = {buffers[i].buffer->handle(), buffers[i].offset, buffers[i].size};
+    writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    writes[i].dstSet = set;
+    writes[i].dstBinding = uint32_t(i);
+    writes[i].descriptorCount = 1;
+    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    writes[i].pBufferInfo = &infos[i];
+  }
+  device_.api().vkUpdateDescriptorSets(device_.handle(), uint32_t(writes.size()), writes.data(), 0, nullptr);
+  return set;
+}
+
+}  // namespace zinc::vulkan

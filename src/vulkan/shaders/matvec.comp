@@ -1,0 +1,158 @@
+#version 450
+// Decode matrix-vector product y[t][r] = sum_k W[r][k] x[t][k] for a few tokens, fused
+// with dequantization of W (repacked layout: src/vulkan/weights.h).
+// Defines: TYPE_<T>; INT8: x is quantized per 32-group to int8 and multiplied with integer dot
+// products; SUBGROUP: reductions use subgroup arithmetic (else shared memory only).
+// Each workgroup computes kRows rows (two matrices of kRows rows each when kPair: the output is
+// then silu(W0 x) * (W1 x)); every thread walks the groups g = tid, tid + kGroupSize, ... of all
+// its rows, so consecutive threads read consecutive 16-byte code records. x is read through the
+// cache rather than staged: all workgroups of a multiprocessor then share one cached copy.
+#extension GL_EXT_control_flow_attributes : enable
+#ifdef SUBGROUP
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#endif
+#ifdef INT8
+#extension GL_EXT_spirv_intrinsics : require
+spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018], id = 4450)
+int sdot4_packed(uint a, uint b, spirv_literal int packed_format);
+int sdot4(uint a, uint b) { return sdot4_packed(a, b, 0); }
+#endif
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 0) const uint kGroupSize = 128;
+layout(constant_id = 1) const uint kRows = 2;
+layout(constant_id = 2) const bool kPair = false;
+layout(constant_id = 3) const uint kMinSubgroupSize = 1;
+
+#define TWO_WEIGHTS
+#include "quant.glsl"
+
+layout(std430, binding = 2) readonly buffer X4 { vec4 x4[]; };
+layout(std430, binding = 2) readonly buffer X1 { float x1[]; };
+layout(std430, binding = 3) buffer Y { float y[]; };
+layout(std430, binding = 4) readonly buffer R { float residual[]; };
+
+layout(push_constant) uniform Push {
+  uint rows;      // rows of this chunk
+  uint cols;
+  uint n_tokens;
+  uint x_stride;  // floats from one token's x to the next (multiple of 4)
+  uint y_stride;  // floats from one token's y (and residual) to the next
+  uint y_offset;  // index of this chunk's first row within a token's y
+  uint flags;     // bit 0: add residual[t * y_stride + y_offset + r]
+  uint pad;
+  uvec4 planes0;  // plane word offsets (q, h, m) of W0's chunk
+  uvec4 planes1;  // of W1's chunk (kPair)
+} p;
+
+const uint kMats = kPair ? 2 : 1;
+const uint kValues = kMats * kRows;
+const uint kSlots = kGroupSize / kMinSubgroupSize;  // partial sums per value
+shared float partial[kValues * kSlots];
+
+// x[t][32 g .. 32 g + 32), zero past cols.
+void load_x(uint t, uint g, out vec4 xv[8]) {
+  const uint base = t * p.x_stride + 32 * g;
+#ifdef FLOAT_WEIGHTS
+  if (32 * g + 32 > p.cols) {  // only float rows end in a partial group
+    [[unroll]] for (uint j = 0; j < 8; ++j)
+      [[unroll]] for (uint i = 0; i < 4; ++i) xv[j][i] = 32 * g + 4 * j + i < p.cols ? x1[base + 4 * j + i] : 0.0;
+    return;
+  }
+#endif
+  [[unroll]] for (uint j = 0; j < 8; ++j) xv[j] = x4[base / 4 + j];
+}
+
+void main() {
+  init_codebook();
+  const uint tid = gl_LocalInvocationID.x;
+  const uint row0 = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * kRows;
+  const uint groups = (p.cols + 31) / 32;
+  const uint blocks = groups / BLOCK_GROUPS;
+
+  // Tokens one after another: after the first, this workgroup's rows come from the cache.
+  for (uint t = 0; t < p.n_tokens; ++t) {
+    float acc[kValues];
+    [[unroll]] for (uint v = 0; v < kValues; ++v) acc[v] = 0.0;
+    for (uint g = tid; g < groups; g += kGroupSize) {
+      Group gr[kValues];
+      [[unroll]] for (uint v = 0; v < kValues; ++v) {
+        const uint which = v / kRows;
+        const uint row = min(row0 + v % kRows, p.rows - 1);
+        gr[v] = load_group(which, which == 0 ? p.planes0 : p.planes1, row * groups + g,
+                           row * blocks + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
+      }
+      vec4 xv[8];
+      load_x(t, g, xv);
+#ifdef HAS_OFFSET
+      const vec4 s4 = xv[0] + xv[1] + xv[2] + xv[3], s4h = xv[4] + xv[5] + xv[6] + xv[7];
+      const float sx0 = s4.x + s4.y + s4.z + s4.w, sx1 = s4h.x + s4h.y + s4h.z + s4h.w;
+#endif
+#ifdef INT8
+      vec4 m4 = max(abs(xv[0]), abs(xv[1]));
+      [[unroll]] for (uint j = 2; j < 8; ++j) m4 = max(m4, abs(xv[j]));
+      const float amax = max(max(m4.x, m4.y), max(m4.z, m4.w));
+      const float inv = amax > 0.0 ? 1.0 / amax : 0.0;
+      const float dx = amax / 127.0;
+      uint xq[8];
+      [[unroll]] for (uint j = 0; j < 8; ++j) xq[j] = packSnorm4x8(xv[j] * inv);
+#endif
+      [[unroll]] for (uint v = 0; v < kValues; ++v) {
+#ifdef INT8
+        int s0 = 0, s1 = 0;
+        [[unroll]] for (uint j = 0; j < 4; ++j) {
+          s0 += sdot4(gr[v].c[0][j], xq[j]);
+          s1 += sdot4(gr[v].c[1][j], xq[4 + j]);
+        }
+        float r = dx * (gr[v].ab.x * float(s0) + gr[v].ab.y * float(s1));
+#elif defined(FLOAT_WEIGHTS)
+        float r = 0.0;
+        [[unroll]] for (uint j = 0; j < 8; ++j) r += dot(group_vec(gr[v], j), xv[j]);
+#else
+        float q0 = 0.0, q1 = 0.0;
+        [[unroll]] for (uint j = 0; j < 4; ++j) {
+          q0 += dot(group_vec(gr[v], j), xv[j]);
+          q1 += dot(group_vec(gr[v], 4 + j), xv[4 + j]);
+        }
+        float r = gr[v].ab.x * q0 + gr[v].ab.y * q1;
+#endif
+#ifdef HAS_OFFSET
+        r += gr[v].ab.z * sx0 + gr[v].ab.w * sx1;
+#endif
+        acc[v] += r;
+      }
+    }
+
+    // Workgroup sums of every value, then one thread per row writes.
+#ifdef SUBGROUP
+    [[unroll]] for (uint v = 0; v < kValues; ++v) {
+      const float s = subgroupAdd(acc[v]);
+      if (subgroupElect()) partial[v * kSlots + gl_SubgroupID] = s;
+    }
+    barrier();
+    const uint n_parts = gl_NumSubgroups;
+#else
+    [[unroll]] for (uint v = 0; v < kValues; ++v) partial[v * kSlots + tid] = acc[v];
+    barrier();
+    for (uint s = kGroupSize / 2; s > 0; s >>= 1) {
+      if (tid < s)
+        [[unroll]] for (uint v = 0; v < kValues; ++v) partial[v * kSlots + tid] += partial[v * kSlots + tid + s];
+      barrier();
+    }
+    const uint n_parts = 1;
+#endif
+    if (tid < kRows && row0 + tid < p.rows) {
+      float sum = 0.0, up = 0.0;
+      for (uint i = 0; i < n_parts; ++i) sum += partial[tid * kSlots + i];
+      if (kPair) {
+        for (uint i = 0; i < n_parts; ++i) up += partial[(kRows + tid) * kSlots + i];
+        sum = sum / (1.0 + exp(-sum)) * up;
+      }
+      const uint dst = t * p.y_stride + p.y_offset + row0 + tid;
+      if ((p.flags & 1u) != 0u) sum += residual[dst];
+      y[dst] = sum;
+    }
+    barrier();  // partial[] is reused by the next token
+  }
+}

@@ -1,0 +1,41 @@
+#version 450
+// y[t] = x'[t] / sqrt(mean(x'[t]^2) + eps) * w, one workgroup per token, where x' = x, or with
+// a residual x' = x + residual, also written to residual_out (which may be the residual itself).
+layout(local_size_x_id = 0) in;
+layout(constant_id = 0) const uint kGroupSize = 256;
+layout(constant_id = 1) const uint kMinSubgroupSize = 1;
+#include "reduce.glsl"
+
+layout(std430, binding = 0) readonly buffer X { float x[]; };
+layout(std430, binding = 1) readonly buffer R { float res[]; };
+layout(std430, binding = 2) readonly buffer W { float w[]; };
+layout(std430, binding = 3) writeonly buffer Y { float y[]; };
+layout(std430, binding = 4) buffer RO { float res_out[]; };
+
+layout(push_constant) uniform Push {
+  uint cols;
+  uint x_stride;  // floats between tokens, for x, y, residual and residual_out alike
+  float eps;
+  uint flags;     // bit 0: add the residual
+} p;
+
+void main() {
+  const uint t = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+  const uint tid = gl_LocalInvocationID.x;
+  const uint base = t * p.x_stride;
+  const bool add = (p.flags & 1u) != 0u;
+  float ss = 0.0;
+  for (uint k = tid; k < p.cols; k += kGroupSize) {
+    float v = x[base + k];
+    if (add) {
+      v += res[base + k];
+      res_out[base + k] = v;
+    }
+    ss += v * v;
+  }
+  const float scale = inversesqrt(workgroup_sum(ss) / float(p.cols) + p.eps);
+  for (uint k = tid; k < p.cols; k += kGroupSize) {
+    const float v = add ? res_out[base + k] : x[base + k];  // this thread wrote res_out[base + k]
+    y[base + k] = v * scale * w[k];
+  }
+}

@@ -1,0 +1,79 @@
+// zinc run with token ids: greedy decoding reproduces the reference engine's greedy tokens.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "support/test_data.h"
+
+namespace zinc::test {
+namespace {
+
+TEST(RunCommand, GreedyMatchesTheReferenceOnStories) {
+  ZINC_REQUIRE_TEST_DATA();
+  std::ifstream f(data_path("reference/manifest.json"));
+  const auto manifest = nlohmann::json::parse(f);
+  for (const auto& c : manifest["cases"]) {
+    if (c["model"] != "models/stories260K.gguf" || c["prompt"] != "p1") continue;
+    std::string tokens;
+    for (int t : c["tokens"]) tokens += (tokens.empty() ? "" : ",") + std::to_string(t);
+    const auto greedy = c["greedy"].get<std::vector<int>>();
+    std::string out;
+    ASSERT_EQ(run_command(zinc_binary() + " run -m " + data_path("models/stories260K.gguf") + " --tokens " + tokens +
+                              " -n " + std::to_string(greedy.size()) + " --temp 0 --stop 0 -t 1 2>/dev/null",
+                          &out),
+              0)
+        << out;
+    std::istringstream in(out);
+    std::vector<int> got;
+    for (int t; in >> t;) got.push_back(t);
+    EXPECT_EQ(got, greedy);
+    return;
+  }
+  FAIL() << "no stories260K p1 case in the manifest";
+}
+
+// A text prompt goes through the tokenizer: the prompt of the stories260K p1 case, as text, gives
+// the same tokens, so the streamed text is the prompt followed by the reference's greedy tokens.
+TEST(RunCommand, TextPromptStreamsTheGreedyStory) {
+  ZINC_REQUIRE_TEST_DATA();
+  std::ifstream f(data_path("reference/manifest.json"));
+  const auto manifest = nlohmann::json::parse(f);
+  const std::string model = data_path("models/stories260K.gguf");
+  for (const auto& c : manifest["cases"]) {
+    if (c["model"] != "models/stories260K.gguf" || c["prompt"] != "p1") continue;
+    auto ids = [](const nlohmann::json& a, size_t from) {
+      std::string s;
+      for (size_t i = from; i < a.size(); ++i) s += " " + std::to_string(a[i].get<int>());
+      return s;
+    };
+    std::string prompt, story;
+    ASSERT_EQ(run_command(zinc_binary() + " detokenize -m " + model + ids(c["tokens"], 1), &prompt), 0) << prompt;
+    ASSERT_EQ(run_command(zinc_binary() + " detokenize -m " + model + ids(c["tokens"], 1) + ids(c["greedy"], 0), &story),
+              0)
+        << story;
+    while (!prompt.empty() && prompt.back() == '\n') prompt.pop_back();
+    while (!story.empty() && story.back() == '\n') story.pop_back();
+    ASSERT_EQ(prompt, "Once upon a time, there was a little girl named Lily.");
+    std::string out;
+    ASSERT_EQ(run_command(zinc_binary() + " run -m " + model + " -p '" + prompt + "' -n " +
+                              std::to_string(c["greedy"].size()) + " --temp 0 -t 1 2>/dev/null",
+                          &out),
+              0)
+        << out;
+    EXPECT_EQ(out, story + "\n");
+    return;
+  }
+  FAIL() << "no stories260K p1 case in the manifest";
+}
+
+TEST(RunCommand, NeedsExactlyOnePrompt) {
+  ZINC_REQUIRE_TEST_DATA();
+  std::string out;
+  EXPECT_EQ(run_command(zinc_binary() + " run -m " + data_path("models/stories260K.gguf"), &out), 1);
+  EXPECT_NE(out.find("error: give the prompt"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace zinc::test

@@ -1,0 +1,205 @@
+#include "engine/runner.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "engine/generate.h"
+#include "model/model.h"
+#include "support/test_data.h"
+
+namespace zinc::engine {
+namespace {
+
+std::unique_ptr<model::Model> load(const std::string& rel) {
+  auto m = model::Model::load(test::data_path(rel));
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  return m.ok() ? std::move(m).value() : nullptr;
+}
+
+std::vector<int32_t> some_tokens(size_t n, int32_t seed) {
+  std::vector<int32_t> t(n);
+  for (size_t i = 0; i < n; ++i) t[i] = int32_t((seed + 131 * i) % 500 + 3);
+  return t;
+}
+
+double max_abs_diff(std::span<const float> a, std::span<const float> b) {
+  double d = 0;
+  for (size_t i = 0; i < a.size(); ++i) d = std::max(d, double(std::fabs(a[i] - b[i])));
+  return d;
+}
+
+// Logits of `tokens` run alone on a fresh runner, one batch.
+std::vector<float> alone(const model::Model& m, const std::vector<int32_t>& tokens) {
+  RunnerOptions o;
+  o.n_threads = 2;
+  o.n_ctx = 64;
+  auto r = Runner::create(m, o);
+  const kv::SeqId s = (*r)->cache().add_sequence().value();
+  auto rows = (*r)->decode(s, tokens, true);
+  EXPECT_TRUE(rows.ok()) << rows.status().message();
+  return std::vector<float>(rows->begin(), rows->end());
+}
+
+// Two sequences interleaved in one batch (the second joining late) give the logits each gets
+// alone: attention, delta-net state and MoE routing all stay per sequence.
+class MixedBatch : public testing::TestWithParam<const char*> {};
+
+TEST_P(MixedBatch, EqualsEachSequenceAlone) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto m = load(GetParam());
+  ASSERT_TRUE(m);
+  const auto a = some_tokens(21, 1), b = some_tokens(9, 7);
+  const auto ref_a = alone(*m, a), ref_b = alone(*m, b);
+  const size_t V = m->hparams().n_vocab;
+
+  RunnerOptions o;
+  o.n_threads = 2;
+  o.n_ctx = 64;
+  o.max_seqs = 2;
+  auto r = Runner::create(*m, o);
+  ASSERT_TRUE(r.ok());
+  const kv::SeqId sa = (*r)->cache().add_sequence().value(), sb = (*r)->cache().add_sequence().value();
+  // Step 1: a[0..12) alone. Step 2: a[12..21) interleaved with all of b.
+  ASSERT_TRUE((*r)->decode(sa, std::span<const int32_t>(a).first(12), true).ok());
+  std::vector<int32_t> tokens, positions, seqs, rows;
+  std::vector<std::pair<kv::SeqId, size_t>> who;
+  size_t ia = 12, ib = 0;
+  while (ia < a.size() || ib < b.size()) {
+    if (ib < b.size()) {
+      tokens.push_back(b[ib]), positions.push_back(int32_t(ib)), seqs.push_back(sb), who.push_back({sb, ib++});
+    }
+    if (ia < a.size()) {
+      tokens.push_back(a[ia]), positions.push_back(int32_t(ia)), seqs.push_back(sa), who.push_back({sa, ia++});
+    }
+  }
+  for (size_t i = 0; i < tokens.size(); ++i) rows.push_back(int32_t(i));
+  auto out = (*r)->decode(graph::Batch{tokens, positions, seqs, rows});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  for (size_t i = 0; i < who.size(); ++i) {
+    const auto& ref = who[i].first == sa ? ref_a : ref_b;
+    const std::span<const float> got = out->subspan(i * V, V), want(&ref[who[i].second * V], V);
+    EXPECT_LT(max_abs_diff(got, want), 1e-4) << "batch row " << i;
+  }
+  EXPECT_EQ((*r)->cache().length(sa), 21);
+  EXPECT_EQ((*r)->cache().length(sb), 9);
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, MixedBatch,
+                         testing::Values("models/llama-f32.gguf", "models/qwen3moe-f32.gguf", "models/qwen35moe-f32.gguf"),
+                         [](const auto& info) {
+                           std::string s = info.param;
+                           s = s.substr(7, s.find('.') - 7);
+                           for (char& c : s)
+                             if (c == '-') c = '_';
+                           return s;
+                         });
+
+TEST(Runner, LongInputsRunInSeveralStepsWithTheSameResult) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto m = load("models/qwen35-f32.gguf");
+  ASSERT_TRUE(m);
+  const auto t = some_tokens(40, 3);
+  const auto ref = alone(*m, t);
+  RunnerOptions o;
+  o.n_threads = 2;
+  o.n_ctx = 64;
+  o.max_batch = 16;
+  auto r = Runner::create(*m, o);
+  const kv::SeqId s = (*r)->cache().add_sequence().value();
+  auto rows = (*r)->decode(s, t, true);
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  ASSERT_EQ(rows->size(), ref.size());
+  EXPECT_LT(max_abs_diff(*rows, ref), 1e-4);
+}
+
+TEST(Runner, KeepsABoundedNumberOfGraphs) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto m = load("models/stories260K.gguf");
+  ASSERT_TRUE(m);
+  RunnerOptions o;
+  o.n_threads = 1;
+  o.n_ctx = 64;
+  auto r = Runner::create(*m, o);
+  const kv::SeqId s = (*r)->cache().add_sequence().value();
+  const auto t = some_tokens(20, 5);
+  std::vector<float> last;
+  for (size_t n = 20; n >= 5; --n) {  // 16 prompt lengths, 16 shapes
+    (*r)->cache().clear(s);
+    auto rows = (*r)->decode(s, std::span<const int32_t>(t).first(n), false);
+    ASSERT_TRUE(rows.ok());
+    EXPECT_LE((*r)->n_executors(), Runner::kMaxExecutors);
+    if (n == 20) last.assign(rows->begin(), rows->end());
+  }
+  (*r)->cache().clear(s);
+  auto again = (*r)->decode(s, t, false);  // a rebuilt graph gives the same result
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(std::vector<float>(again->begin(), again->end()), last);
+}
+
+TEST(Runner, RejectsBadInputWithAStatus) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto m = load("models/stories260K.gguf");
+  ASSERT_TRUE(m);
+  RunnerOptions o;
+  o.n_threads = 1;
+  o.n_ctx = 32;
+  auto r = Runner::create(*m, o);
+  ASSERT_TRUE(r.ok());
+  const kv::SeqId s = (*r)->cache().add_sequence().value();
+  const std::vector<int32_t> bad{1, 512};
+  auto e1 = (*r)->decode(s, bad, false);
+  ASSERT_FALSE(e1.ok());
+  EXPECT_NE(e1.status().message().find("token 512 at index 1 is outside the vocabulary of 512"), std::string::npos)
+      << e1.status().message();
+  auto e2 = (*r)->decode(3, std::vector<int32_t>{1}, false);
+  ASSERT_FALSE(e2.ok());
+  // Positions must continue the sequence.
+  std::vector<int32_t> tok{1}, pos{5}, seq{s}, rows{0};
+  auto e3 = (*r)->decode(graph::Batch{tok, pos, seq, rows});
+  ASSERT_FALSE(e3.ok());
+  EXPECT_NE(e3.status().message().find("position 5, expected 0"), std::string::npos) << e3.status().message();
+  // The pool holds 32 tokens: a 40-token prompt is a Status, not a crash.
+  auto e4 = (*r)->decode(s, some_tokens(40, 1), false);
+  ASSERT_FALSE(e4.ok());
+  EXPECT_NE(e4.status().message().find("KV cache full"), std::string::npos) << e4.status().message();
+}
+
+TEST(Generate, GreedyStopsAtStopTokensAndLimits) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto m = load("models/stories260K.gguf");
+  ASSERT_TRUE(m);
+  RunnerOptions o;
+  o.n_threads = 2;
+  o.n_ctx = 128;
+  auto r = Runner::create(*m, o);
+  const kv::SeqId s = (*r)->cache().add_sequence().value();
+  SamplerParams sp;
+  sp.temperature = 0;
+  Sampler greedy(sp, 512);
+  const std::vector<int32_t> prompt{1, 403, 407, 261, 378};
+  GenerateOptions go;
+  go.max_new_tokens = 20;
+  std::vector<int32_t> streamed;
+  auto res = generate(**r, s, prompt, greedy, go, [&](int32_t t) {
+    streamed.push_back(t);
+    return true;
+  });
+  ASSERT_TRUE(res.ok()) << res.status().message();
+  ASSERT_EQ(res->tokens.size(), 20u);
+  EXPECT_EQ(streamed, res->tokens);
+  EXPECT_EQ(res->reason, StopReason::kMaxTokens);
+  EXPECT_EQ((*r)->cache().length(s), 25);
+
+  // Again, stopping at the 5th generated token.
+  (*r)->cache().clear(s);
+  Sampler greedy2(sp, 512);
+  go.stop_tokens = {res->tokens[4]};
+  auto res2 = generate(**r, s, prompt, greedy2, go);
+  ASSERT_TRUE(res2.ok());
+  EXPECT_EQ(res2->reason, StopReason::kEndOfGeneration);
+  EXPECT_EQ(res2->tokens, std::vector<int32_t>(res->tokens.begin(), res->tokens.begin() + 4));
+}
+
+}  // namespace
+}  // namespace zinc::engine
