@@ -1,32 +1,13 @@
-// matmul allocates nothing once its buffers are warm: this binary's operator new counts calls
-// while a test arms it.
+// matmul allocates nothing once its buffers are warm (counted by the binary's replaced operator
+// new, see alloc_counter.h).
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
 #include <random>
 #include <vector>
 
+#include "alloc_counter.h"
 #include "cpu/matmul.h"
 #include "matmul_test_util.h"
-
-namespace {
-std::atomic<bool> g_counting{false};
-std::atomic<int64_t> g_allocations{0};
-}  // namespace
-
-// GCC cannot tell that these replace the global pair, and warns about free() on new'd memory.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void* operator new(size_t n) {
-  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
-#pragma GCC diagnostic pop
 
 namespace zinc::cpu {
 namespace {
@@ -44,15 +25,15 @@ TEST(Matmul, NoAllocationOnceWarm) {
       MatmulInput in(x.data(), n_tok, cols);
       matmul(wv, in, y.data(), pool);  // warm: the buffers grow here
       matmul(wv, x.data(), n_tok, y.data(), pool);
-      g_allocations = 0;
-      g_counting = true;
+      test::g_allocations = 0;
+      test::g_count_allocations = true;
       for (int i = 0; i < 5; ++i) {
         in.reset(x.data(), n_tok, cols);
         matmul(wv, in, y.data(), pool);
         matmul(wv, x.data(), n_tok, y.data(), pool);
       }
-      g_counting = false;
-      EXPECT_EQ(g_allocations.load(), 0) << type_name(t) << " n_tokens " << n_tok;
+      test::g_count_allocations = false;
+      EXPECT_EQ(test::g_allocations.load(), 0) << type_name(t) << " n_tokens " << n_tok;
     }
   }
 }

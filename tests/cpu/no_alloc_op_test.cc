@@ -5,25 +5,29 @@
 #include <cstdlib>
 #include <new>
 
+#include "alloc_counter.h"
 #include "cpu/ops/ops.h"
 #include "op_test_util.h"
 
-namespace {
-std::atomic<bool> g_counting{false};
+// The counter and the replaced operator new serve every test of this binary (alloc_counter.h).
+namespace zinc::test {
+std::atomic<bool> g_count_allocations{false};
 std::atomic<int> g_allocations{0};
-}  // namespace
+}  // namespace zinc::test
+using zinc::test::g_allocations;
+using zinc::test::g_count_allocations;
 
 // GCC flags free() in a replaced operator delete as mismatched (it is not: new uses malloc).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void* operator new(size_t n) {
-  if (g_counting) g_allocations++;
+  if (g_count_allocations) g_allocations++;
   if (void* p = std::malloc(n ? n : 1)) return p;
   throw std::bad_alloc();
 }
 void* operator new[](size_t n) { return operator new(n); }
 void* operator new(size_t n, const std::nothrow_t&) noexcept {
-  if (g_counting) g_allocations++;
+  if (g_count_allocations) g_allocations++;
   return std::malloc(n ? n : 1);
 }
 void* operator new[](size_t n, const std::nothrow_t& t) noexcept { return operator new(n, t); }
@@ -91,9 +95,9 @@ TEST(NoAllocation, DecodeStepOfNonMatmulOps) {
   for (int32_t pos = 1; pos < 40; ++pos) {
     b.positions[0] = pos;
     g_allocations = 0;
-    g_counting = true;
+    g_count_allocations = true;
     ex.run(b.view(), **cache);
-    g_counting = false;
+    g_count_allocations = false;
     EXPECT_EQ(g_allocations.load(), 0) << "position " << pos;
   }
 }
