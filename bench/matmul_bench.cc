@@ -5,7 +5,8 @@
 //     the weights come from DRAM, as in a real model. Counters: weight GB/s, tokens/s.
 //   BM_Decode1B/<mix>, BM_Prefill1B/<mix>: every matmul of one decoded token (112 layer matrices +
 //     the output matrix), or of a 128-token prompt (output matrix for the last token only, as
-//     llama-bench's pp does); the input of q/k/v and of gate/up is quantized once.
+//     llama-bench's pp does); q/k/v and gate/up each go as one matmul_many (one quantized input,
+//     one dispatch).
 //   BM_EstimateDecode1B: whole-model decode tok/s from the BM_Shape timings at n_tokens 1.
 //   BM_PoolDispatch: one ThreadPool::run of an empty job (decode makes ~115 calls per token).
 //   BM_ReadBandwidth: 2 threads summing 256 MiB: what DRAM gives right now (on a VM it varies with
@@ -204,13 +205,15 @@ void run_model(const Model& m, int64_t n_tok, const float* x_hidden, const float
   MatmulInput in;
   for (const Model::Layer& l : m.layers) {
     in.reset(x_hidden, n_tok, kHidden);
-    matmul(view(m.base, l.q, kHidden, kHidden), in, y, pool());
-    matmul(view(m.base, l.k, kKv, kHidden), in, y, pool());
-    matmul(view(l.v_type, l.v, kKv, kHidden), in, y, pool());
+    const MatmulOutput qkv[3] = {{view(m.base, l.q, kHidden, kHidden), y},
+                                 {view(m.base, l.k, kKv, kHidden), y + n_tok * kHidden},
+                                 {view(l.v_type, l.v, kKv, kHidden), y + n_tok * (kHidden + kKv)}};
+    matmul_many(qkv, 3, in, pool());
     matmul(view(m.base, l.o, kHidden, kHidden), x_hidden, n_tok, y, pool());
     in.reset(x_hidden, n_tok, kHidden);
-    matmul(view(m.base, l.gate, kFfn, kHidden), in, y, pool());
-    matmul(view(m.base, l.up, kFfn, kHidden), in, y, pool());
+    const MatmulOutput gate_up[2] = {{view(m.base, l.gate, kFfn, kHidden), y},
+                                     {view(m.base, l.up, kFfn, kHidden), y + n_tok * kFfn}};
+    matmul_many(gate_up, 2, in, pool());
     matmul(view(l.down_type, l.down, kHidden, kFfn), x_ffn, n_tok, y, pool());
   }
   matmul(view(m.output_type, m.output, kVocab, kHidden), x_hidden + (n_tok - 1) * kHidden, 1, y, pool());
@@ -219,7 +222,7 @@ void run_model(const Model& m, int64_t n_tok, const float* x_hidden, const float
 void BM_Model(benchmark::State& state, bool q4_k_m, int64_t n_tok) {
   const Model& m = model(q4_k_m);
   const auto x_hidden = random_input(n_tok * kHidden, 1), x_ffn = random_input(n_tok * kFfn, 2);
-  std::vector<float> y(size_t(n_tok * std::max(kFfn, kVocab)));
+  std::vector<float> y(size_t(n_tok * std::max(2 * kFfn, kVocab)));
   for (auto _ : state) {
     run_model(m, n_tok, x_hidden.data(), x_ffn.data(), y.data());
     benchmark::DoNotOptimize(y.data());

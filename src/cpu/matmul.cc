@@ -33,7 +33,7 @@ struct Scratch {
   std::vector<float*> y;
   std::vector<int32_t> order, expert_start;
   struct Item {
-    int32_t expert;
+    int32_t matrix;  // index of the output (matmul_many) or the expert (matmul_experts)
     int64_t r0, r1;
   };
   std::vector<Item> items;
@@ -170,30 +170,46 @@ const ActGroup* MatmulInput::quantized(const KernelTable& kt, ThreadPool& pool) 
   return q_.data();
 }
 
-void matmul(const WeightView& w, MatmulInput& x, float* y, ThreadPool& pool, Isa isa) {
-  check_shape(w, x.cols());
+void matmul_many(const MatmulOutput* outs, int n_outs, MatmulInput& x, ThreadPool& pool, Isa isa) {
   const int64_t n_tok = x.n_tokens();
-  if (n_tok == 0 || w.rows == 0) return;
+  if (n_tok == 0 || n_outs == 0) return;
   const KernelTable& kt = table_for(isa);
   Scratch& s = scratch();
-  ensure_size(s.y, size_t(n_tok));
-  for (int64_t t = 0; t < n_tok; ++t) s.y[t] = y + t * w.rows;
-  if (kernels::is_quantized_kernel_type(w.type)) {
+  bool quantized = false, floats = false;
+  for (int o = 0; o < n_outs; ++o) {
+    check_shape(outs[o].w, x.cols());
+    (kernels::is_quantized_kernel_type(outs[o].w.type) ? quantized : floats) = true;
+  }
+  if (quantized) {
     const ActGroup* q = x.quantized(kt, pool);
     ensure_size(s.act, size_t(n_tok));
     for (int64_t t = 0; t < n_tok; ++t) s.act[t] = q + t * x.n_groups();
-  } else {
+  }
+  if (floats) {
     ensure_size(s.xf, size_t(n_tok));
     for (int64_t t = 0; t < n_tok; ++t) s.xf[t] = x.x() + t * x.cols();
   }
-  const WeightRows wr = rows_of(w, w.data);
-  const int64_t chunk = chunk_rows_for(kt, w, n_tok, pool.size());
-  const ActGroup* const* act = s.act.data();
-  const float* const* xf = s.xf.data();
-  float* const* yp = s.y.data();
-  pool.parallel_items((w.rows + chunk - 1) / chunk, [&](int64_t i) {
-    any_rows(kt, wr, i * chunk, std::min(w.rows, (i + 1) * chunk), act, xf, n_tok, yp);
+  // Output rows of every matrix, and work items (matrix, row chunk) over all of them.
+  ensure_size(s.y, size_t(n_outs * n_tok));
+  s.items.clear();
+  for (int o = 0; o < n_outs; ++o) {
+    const WeightView& w = outs[o].w;
+    for (int64_t t = 0; t < n_tok; ++t) s.y[o * n_tok + t] = outs[o].y + t * w.rows;
+    const int64_t chunk = chunk_rows_for(kt, w, n_tok, pool.size());
+    for (int64_t r = 0; r < w.rows; r += chunk) s.items.push_back({o, r, std::min(w.rows, r + chunk)});
+  }
+  const Scratch* shared = &s;
+  pool.parallel_items(int64_t(s.items.size()), [&](int64_t i) {
+    const Scratch::Item& it = shared->items[size_t(i)];
+    const WeightView& w = outs[it.matrix].w;
+    any_rows(kt, rows_of(w, w.data), it.r0, it.r1, shared->act.data(), shared->xf.data(), n_tok,
+             shared->y.data() + it.matrix * n_tok);
   });
+}
+
+void matmul(const WeightView& w, MatmulInput& x, float* y, ThreadPool& pool, Isa isa) {
+  const MatmulOutput out{w, y};
+  matmul_many(&out, 1, x, pool, isa);
 }
 
 void matmul(const WeightView& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool) {
@@ -252,8 +268,8 @@ void matmul_experts(const ExpertWeights& ew, MatmulInput& x, const int32_t* expe
   const Scratch* shared = &s;
   pool.parallel_items(int64_t(s.items.size()), [&](int64_t i) {
     const Scratch::Item& it = shared->items[i];
-    const int64_t begin = shared->expert_start[it.expert], n_tok = shared->expert_start[it.expert + 1] - begin;
-    const WeightRows wr = rows_of(w, static_cast<const uint8_t*>(w.data) + size_t(it.expert) * ew.expert_stride_bytes);
+    const int64_t begin = shared->expert_start[it.matrix], n_tok = shared->expert_start[it.matrix + 1] - begin;
+    const WeightRows wr = rows_of(w, static_cast<const uint8_t*>(w.data) + size_t(it.matrix) * ew.expert_stride_bytes);
     any_rows(kt, wr, it.r0, it.r1, shared->act.data() + begin, shared->xf.data() + begin, n_tok,
              shared->y.data() + begin);
   });

@@ -60,6 +60,14 @@ class MatmulInput {
 // it; everyone else takes the default).
 void matmul(const WeightView& w, MatmulInput& x, float* y, ThreadPool& pool, Isa isa = best_isa());
 
+// Several matrices with the same input (q/k/v, gate/up) in one parallel dispatch: for each o,
+// outs[o].y = outs[o].w x ([n_tokens, outs[o].w.rows]).
+struct MatmulOutput {
+  WeightView w;
+  float* y = nullptr;
+};
+void matmul_many(const MatmulOutput* outs, int n_outs, MatmulInput& x, ThreadPool& pool, Isa isa = best_isa());
+
 // Mixture of experts: n_experts matrices of the same shape stacked as [n_experts, rows, cols],
 // expert e's at w.data + e * expert_stride_bytes. For pair p < n_pairs:
 // y[p * rows + r] = sum_k W_{expert_ids[p]}[r][k] * x[token_ids[p] * cols + k].

@@ -1,16 +1,12 @@
-// Counts heap allocations of this test binary (it replaces the global operator new) while a
-// CountAllocations object is alive. One definition for every test in tests/cpu.
+// Heap allocations counted by the cpu_tests binary's replaced global operator new (defined once,
+// in no_alloc_op_test.cc): tests arm the counter around code that must not allocate.
 #pragma once
 
-#include <cstdint>
+#include <atomic>
 
 namespace zinc::test {
 
-class CountAllocations {
- public:
-  CountAllocations();
-  ~CountAllocations();
-  int64_t count() const;
-};
+extern std::atomic<bool> g_count_allocations;
+extern std::atomic<int> g_allocations;
 
 }  // namespace zinc::test

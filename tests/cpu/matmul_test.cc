@@ -164,6 +164,32 @@ TEST(Matmul, PreparedInputServesSeveralMatrices) {
   }
 }
 
+TEST(Matmul, ManyMatricesInOneDispatch) {
+  std::mt19937 rng(17);
+  const int64_t cols = 512;
+  const TensorType types[] = {TensorType::Q4_K, TensorType::Q6_K, TensorType::F16, TensorType::Q8_0};
+  const int64_t rows[] = {37, 9, 20, 64};
+  std::vector<std::vector<uint8_t>> w;
+  for (int o = 0; o < 4; ++o) w.push_back(test_util::random_weights(types[o], rows[o], cols, rng));
+  ThreadPool pool(2);
+  for (int64_t n_tok : {1, 6}) {
+    const auto x = test_util::random_floats(size_t(n_tok * cols), rng);
+    std::vector<std::vector<float>> many(4), alone(4);
+    std::vector<MatmulOutput> outs;
+    for (int o = 0; o < 4; ++o) {
+      many[o].assign(size_t(n_tok * rows[o]), NAN);
+      alone[o].assign(many[o].size(), NAN);
+      outs.push_back({{types[o], w[o].data(), rows[o], cols, row_bytes(types[o], cols)}, many[o].data()});
+    }
+    MatmulInput in(x.data(), n_tok, cols);
+    matmul_many(outs.data(), 4, in, pool);
+    for (int o = 0; o < 4; ++o) {
+      matmul(outs[o].w, x.data(), n_tok, alone[o].data(), pool);
+      EXPECT_EQ(many[o], alone[o]) << type_name(types[o]) << " n_tokens " << n_tok;
+    }
+  }
+}
+
 TEST(Matmul, ExpertsMatchOneProductPerPair) {
   std::mt19937 rng(9);
   const int64_t n_experts = 5, rows = 19, cols = 256, n_tok = 7;

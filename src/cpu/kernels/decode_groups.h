@@ -2,6 +2,7 @@
 // element order: u[e] (unsigned) with w[e] = d[e / 16] * u[e] + m[e / 16] (see WeightGroup).
 // Part of the per-ISA kernel source (kernels_impl.h): internal linkage, S supplies fp16().
 // Formulas: model-spec §2.3. A group of a 32-element format is 8 consecutive blocks.
+// The scalar kernels decode with this; the SIMD ones have their own decoders, tested against it.
 #pragma once
 
 #include <cstdint>

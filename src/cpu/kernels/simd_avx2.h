@@ -1,6 +1,7 @@
 // The vector operations of kernels_impl.h for AVX2 + FMA + F16C: a chunk is two ymm registers
-// (lanes 0-7, 8-15); 4-byte dot products are vpmaddubsw + vpmaddwd. Only kernels_avx2.cc,
-// compiled with the matching flags, includes this file.
+// (lanes 0-7, 8-15); 4-byte dot products are vpmaddubsw + vpmaddwd. Every weight type has a
+// decoder: element order in registers, then one transpose (decode_groups.h is the reference).
+// Only kernels_avx2.cc, compiled with the matching flags, includes this file.
 #pragma once
 
 #include <immintrin.h>

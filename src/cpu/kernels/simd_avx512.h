@@ -1,7 +1,7 @@
 // The vector operations of kernels_impl.h for AVX-512 (F/BW/VL/DQ + VNNI + VBMI): one chunk is a
-// zmm register, the 4-byte dot products are vpdpbusd. Also decoders straight into the canonical
-// layout for the common weight types (the others go through decode_groups.h). Only
-// kernels_avx512.cc, compiled with the matching flags, includes this file.
+// zmm register, the 4-byte dot products are vpdpbusd. Also a decoder straight into the canonical
+// layout for every weight type (decode_groups.h is the reference they must match bit for bit).
+// Only kernels_avx512.cc, compiled with the matching flags, includes this file.
 #pragma once
 
 #include <immintrin.h>
