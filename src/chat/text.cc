@@ -1,5 +1,7 @@
 #include "chat/text.h"
 
+#include "core/utf8.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -58,20 +60,8 @@ uint32_t decode_back(std::string_view s, size_t& i) {
 void append_utf8(std::string& out, uint32_t cp) {
   if (cp >= 0xDC80 && cp <= 0xDCFF) {
     out += char(cp - 0xDC00);  // a lone byte kept from the input
-  } else if (cp < 0x80) {
-    out += char(cp);
-  } else if (cp < 0x800) {
-    out += char(0xC0 | (cp >> 6));
-    out += char(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += char(0xE0 | (cp >> 12));
-    out += char(0x80 | ((cp >> 6) & 0x3F));
-    out += char(0x80 | (cp & 0x3F));
   } else {
-    out += char(0xF0 | (cp >> 18));
-    out += char(0x80 | ((cp >> 12) & 0x3F));
-    out += char(0x80 | ((cp >> 6) & 0x3F));
-    out += char(0x80 | (cp & 0x3F));
+    append_utf8_code_point(out, cp);
   }
 }
 

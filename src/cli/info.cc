@@ -5,6 +5,7 @@
 #include <set>
 
 #include "cli/command.h"
+#include "cli/format.h"
 #include "gguf/file.h"
 #include "model/architectures.h"
 
@@ -95,16 +96,6 @@ ordered_json describe(const gguf::File& f) {
   j["supported"] = model::architecture_supported(arch) && unsupported.empty();
   j["tensors"] = tensors;
   return j;
-}
-
-std::string human_bytes(uint64_t b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = double(b);
-  int u = 0;
-  while (v >= 1024 && u < 4) v /= 1024, ++u;
-  char buf[32];
-  std::snprintf(buf, sizeof buf, u ? "%.2f %s" : "%.0f %s", v, units[u]);
-  return buf;
 }
 
 void print_text(const ordered_json& j) {

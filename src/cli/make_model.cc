@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/format.h"
 #include "cpu/thread_pool.h"
 #include "gguf/file.h"
 #include "gguf/writer.h"
@@ -26,16 +27,6 @@ struct MakeModelOptions {
   std::string vocab_from;
   int threads = 0;  // 0: one per hardware thread
 };
-
-std::string human_bytes(uint64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = double(bytes);
-  int u = 0;
-  while (v >= 1024 && u < 4) v /= 1024, ++u;
-  char buf[32];
-  std::snprintf(buf, sizeof buf, u ? "%.2f %s" : "%.0f %s", v, units[u]);
-  return buf;
-}
 
 // Every tokenizer.* key of `path`, in file order; n_vocab from tokenizer.ggml.tokens.
 Result<model::Metadata> vocab_from(const std::string& path, uint32_t* n_vocab) {

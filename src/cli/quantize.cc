@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/format.h"
 #include "core/quant.h"
 #include "cpu/thread_pool.h"
 #include "gguf/file.h"
@@ -24,16 +25,6 @@ struct QuantizeOptions {
   std::string type;
   int threads = 0;  // 0: one per hardware thread
 };
-
-std::string human_bytes(uint64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = double(bytes);
-  int u = 0;
-  while (v >= 1024 && u < 4) v /= 1024, ++u;
-  char buf[32];
-  std::snprintf(buf, sizeof buf, u ? "%.2f %s" : "%.0f %s", v, units[u]);
-  return buf;
-}
 
 bool same_file(const std::string& a, const std::string& b) {
   std::error_code ec;

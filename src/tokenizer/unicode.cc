@@ -1,26 +1,14 @@
 #include "tokenizer/unicode.h"
 
+#include "core/utf8.h"
+
 #include "core/check.h"
 
 namespace zinc::tokenizer {
 
 void append_utf8(std::string& out, uint32_t cp) {
   ZINC_DCHECK(cp <= 0x10FFFF);
-  if (cp < 0x80) {
-    out += char(cp);
-  } else if (cp < 0x800) {
-    out += char(0xC0 | (cp >> 6));
-    out += char(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += char(0xE0 | (cp >> 12));
-    out += char(0x80 | ((cp >> 6) & 0x3F));
-    out += char(0x80 | (cp & 0x3F));
-  } else {
-    out += char(0xF0 | (cp >> 18));
-    out += char(0x80 | ((cp >> 12) & 0x3F));
-    out += char(0x80 | ((cp >> 6) & 0x3F));
-    out += char(0x80 | (cp & 0x3F));
-  }
+  append_utf8_code_point(out, cp);
 }
 
 std::string utf8_from_code_point(uint32_t cp) {

@@ -1,0 +1,21 @@
+// Small text formatting shared by the subcommands.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+namespace zinc::cli {
+
+// "762.81 MiB": binary units, two decimals past bytes.
+inline std::string human_bytes(uint64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = double(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 4) v /= 1024, ++u;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u ? "%.2f %s" : "%.0f %s", v, units[u]);
+  return buf;
+}
+
+}  // namespace zinc::cli
