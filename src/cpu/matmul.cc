@@ -59,6 +59,17 @@ WeightRows rows_of(const WeightView& w, const void* data) {
   return {w.type, static_cast<const uint8_t*>(data), w.row_stride_bytes, w.cols};
 }
 
+// Asks for groups [g0, g0 + n_groups) of rows [r0, r0 + n_rows) to be brought into the cache.
+void prefetch_groups(const WeightRows& w, int64_t r0, int64_t n_rows, int64_t g0, int64_t n_groups) {
+  const int64_t gb = kernels::group_bytes(w.type);
+  const int64_t row_end = int64_t(row_bytes(w.type, w.cols));
+  for (int64_t r = r0; r < r0 + n_rows; ++r) {
+    const uint8_t* row = w.data + size_t(r) * w.row_stride_bytes;
+    const int64_t end = std::min(row_end, (g0 + n_groups) * gb);
+    for (int64_t off = g0 * gb; off < end; off += 64) __builtin_prefetch(row + off);
+  }
+}
+
 // Rows [r0, r1) of a quantized matrix for n_tok tokens: the fused matrix-vector kernel for a
 // few tokens, else the blocked panel GEMM.
 void quantized_rows(const KernelTable& kt, const WeightRows& w, int64_t r0, int64_t r1, const ActGroup* const* act,
@@ -83,6 +94,9 @@ void quantized_rows(const KernelTable& kt, const WeightRows& w, int64_t r0, int6
       for (int64_t r = r0; r < r1; r += panel_rows) {
         const int n_rows = int(std::min<int64_t>(panel_rows, r1 - r));
         kt.unpack[type](w, r, n_rows, kb, n_kc, t_panel);
+        // While this panel's products run, bring the next panel's weights in (they come from
+        // DRAM, and the products leave the memory idle for a while).
+        prefetch_groups(w, r + panel_rows, std::min<int64_t>(panel_rows, r1 - r - panel_rows), kb, n_kc);
         gemm(t_panel, n_rows, n_kc, tile_act, n_tb, y + tb, r, kb > 0);
       }
     }
