@@ -91,12 +91,13 @@ void quantized_rows(const KernelTable& kt, const WeightRows& w, int64_t r0, int6
     for (int64_t kb = 0; kb < n_groups; kb += kc) {
       const int64_t n_kc = std::min(kc, n_groups - kb);
       for (int t = 0; t < n_tb; ++t) tile_act[t] = act[tb + t] + kb;
+      // The weights come from DRAM and the products leave the memory idle: keep the panels two
+      // ahead on their way into the cache.
+      prefetch_groups(w, r0 + panel_rows, std::min<int64_t>(panel_rows, r1 - r0 - panel_rows), kb, n_kc);
       for (int64_t r = r0; r < r1; r += panel_rows) {
         const int n_rows = int(std::min<int64_t>(panel_rows, r1 - r));
         kt.unpack[type](w, r, n_rows, kb, n_kc, t_panel);
-        // While this panel's products run, bring the next panel's weights in (they come from
-        // DRAM, and the products leave the memory idle for a while).
-        prefetch_groups(w, r + panel_rows, std::min<int64_t>(panel_rows, r1 - r - panel_rows), kb, n_kc);
+        prefetch_groups(w, r + 2 * panel_rows, std::min<int64_t>(panel_rows, r1 - r - 2 * panel_rows), kb, n_kc);
         gemm(t_panel, n_rows, n_kc, tile_act, n_tb, y + tb, r, kb > 0);
       }
     }
