@@ -118,6 +118,7 @@ void Scheduler::finish(Active& a, FinishReason reason, std::string error) {
     }
     cache.remove_sequence(a.seq);
     a.seq = -1;
+    --n_active_;  // before the event: whoever sees it sees the slot free
     n_prefixes_ = int64_t(prefixes_.size());
     pages_used_ = cache.used_pages();
   }
@@ -143,6 +144,7 @@ bool Scheduler::admit(std::unique_ptr<Active>& a) {
     return false;
   }
   a->seq = *seq;
+  ++n_active_;
   a->tokens = a->req.prompt;
   a->tokens.reserve(size_t(a->n_prompt + a->req.max_tokens));
   a->n_cached = prefixes_.adopt(a->seq, a->req.prompt, a->n_prompt - 1);  // the last token is always computed
@@ -169,12 +171,10 @@ void Scheduler::loop() {
     for (auto& a : active_)
       if (a->stream->cancelled()) finish(*a, FinishReason::kCancelled);
     std::erase_if(active_, [](const auto& a) { return a->done; });
-    n_active_ = int64_t(active_.size());
     if (active_.empty()) continue;
     if (Status s = step(); !s.ok())
       for (auto& a : active_) finish(*a, FinishReason::kError, s.message());
     std::erase_if(active_, [](const auto& a) { return a->done; });
-    n_active_ = int64_t(active_.size());
     pages_used_ = runner_.cache().used_pages();
   }
   for (auto& a : active_) finish(*a, FinishReason::kCancelled);
