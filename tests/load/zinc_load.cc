@@ -5,6 +5,7 @@
 // when the model is missing.
 //
 //   zinc_load --zinc build/zinc --model ../shared/models/stories260K.gguf --clients 16 --parallel 4 --seconds 60
+// (--rounds N repeats the load on the same server and prints its RSS after each round)
 #include <arpa/inet.h>
 #include <httplib.h>
 #include <netinet/in.h>
@@ -31,7 +32,7 @@ using Clock = std::chrono::steady_clock;
 
 struct Options {
   std::string zinc = "build/zinc", model, host = "127.0.0.1";
-  int port = 0, clients = 16, parallel = 4, seconds = 60, max_tokens = 64, threads = 0;
+  int port = 0, clients = 16, parallel = 4, seconds = 60, max_tokens = 64, threads = 0, rounds = 1;
 };
 
 int free_port() {
@@ -137,8 +138,9 @@ int main(int argc, char** argv) {
     else if (k == "--seconds") o.seconds = std::stoi(v);
     else if (k == "--max-tokens") o.max_tokens = std::stoi(v);
     else if (k == "--threads") o.threads = std::stoi(v);
+    else if (k == "--rounds") o.rounds = std::stoi(v);
     else {
-      std::fprintf(stderr, "usage: zinc_load --zinc BIN --model GGUF [--clients 16] [--parallel 4] [--seconds 60] [--max-tokens 64] [--threads N]\n");
+      std::fprintf(stderr, "usage: zinc_load --zinc BIN --model GGUF [--clients 16] [--parallel 4] [--seconds 60] [--max-tokens 64] [--threads N] [--rounds 1]\n");
       return 2;
     }
   }
@@ -171,15 +173,21 @@ int main(int argc, char** argv) {
   probe.Post("/v1/completions", R"({"prompt": "Once", "max_tokens": 8})", "application/json");  // warm-up
   const double rss_before = rss_mib(pid);
 
+  // Each round is the same load again: RSS that keeps growing from round to round is a leak; the
+  // first round's growth is pages and graphs touched for the first time (bounded by the pool).
   Totals t;
-  const auto t0 = Clock::now();
-  const auto deadline = t0 + std::chrono::seconds(o.seconds);
-  std::vector<std::thread> threads;
-  for (int i = 0; i < o.clients; ++i) threads.emplace_back(client_loop, std::cref(o), i, deadline, std::ref(t));
-  for (auto& th : threads) th.join();
-  const double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
-  std::this_thread::sleep_for(std::chrono::seconds(1));
-  const double rss_after = rss_mib(pid);
+  double elapsed = 0, rss_after = 0;
+  for (int round = 0; round < o.rounds; ++round) {
+    const auto t0 = Clock::now();
+    const auto deadline = t0 + std::chrono::seconds(o.seconds);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < o.clients; ++i) threads.emplace_back(client_loop, std::cref(o), i, deadline, std::ref(t));
+    for (auto& th : threads) th.join();
+    elapsed += std::chrono::duration<double>(Clock::now() - t0).count();
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    rss_after = rss_mib(pid);
+    if (o.rounds > 1) std::printf("  round %d: server RSS %.1f MiB\n", round + 1, rss_after);
+  }
   auto metrics = probe.Get("/metrics");
 
   kill(pid, SIGTERM);
@@ -187,7 +195,7 @@ int main(int argc, char** argv) {
   waitpid(pid, &status, 0);
   const bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
 
-  std::printf("zinc_load: %d clients, --parallel %d, %.1f s: %lld requests, %lld errors, %lld incomplete streams\n", o.clients,
+  std::printf("zinc_load: %d clients, --parallel %d, %.1f s in all: %lld requests, %lld errors, %lld incomplete streams\n", o.clients,
               o.parallel, elapsed, (long long)t.requests, (long long)t.errors, (long long)t.incomplete);
   std::printf("  %lld tokens, %.1f tok/s aggregate; time to first token p50 %.1f ms, p99 %.1f ms\n", (long long)t.tokens,
               double(t.tokens) / elapsed, 1e3 * percentile(t.ttft_s, 0.5), 1e3 * percentile(t.ttft_s, 0.99));
