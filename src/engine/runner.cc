@@ -56,7 +56,8 @@ Result<std::unique_ptr<Runner>> Runner::create(const model::Model& model, const 
     }();
     const int gpu = options.device >= 0 ? options.device : first_gpu;
     if (gpu >= 0 && supported) {
-      ZINC_RETURN_IF_ERROR(r->init_vulkan(gpu));
+      if (Status s = r->init_vulkan(gpu); !s.ok())
+        std::fprintf(stderr, "zinc: running on the CPU: Vulkan device %d: %s\n", gpu, s.message().c_str());
     } else if (gpu >= 0) {
       std::fprintf(stderr, "zinc: running on the CPU: %s\n", why.c_str());
     }

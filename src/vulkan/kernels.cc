@@ -1,7 +1,5 @@
 #include "vulkan/kernels.h"
 
-#include <cstdlib>
-
 namespace zinc::vulkan {
 
 Result<std::unique_ptr<Kernels>> Kernels::create(const Device& device, bool kv_f16) {
@@ -24,7 +22,6 @@ Result<const ops::Matvec*> Kernels::matvec(TensorType type, bool swiglu) {
   if (!slot) {
     ops::MatvecOptions o;
     o.swiglu = swiglu;
-    o.int8 = std::getenv("ZINC_NO_INT8") == nullptr;
     ZINC_ASSIGN_OR_RETURN(slot, ops::Matvec::create(device_, type, o));
   }
   return slot.get();

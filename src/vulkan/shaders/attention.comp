@@ -2,9 +2,10 @@
 // Causal GQA attention over the paged device KV pool (flash-attention style: tiles of 128 keys,
 // online softmax). One workgroup per (kv head x query sub-group, token, split): it serves up to
 // kMaxG query heads that share the KV head, over its split of the token's keys 0..pos (splits
-// are max(min_chunk, ceil((pos + 1) / n_splits)) keys long, so the recorded dispatch fits every
-// position). flags bit 1: write partial results (m, l, unnormalised acc) for attention_combine;
-// else the normalised output (times sigmoid(gate) with flags bit 0).
+// are max(min_chunk, ceil((pos + 1) / n_splits)) keys long, rounded up to whole tiles beyond one
+// tile, so the recorded dispatch fits every position). flags bit 1: write partial results (m, l,
+// unnormalised acc) for attention_combine; else the normalised output (times sigmoid(gate) with
+// flags bit 0).
 #extension GL_EXT_control_flow_attributes : enable
 layout(local_size_x = 128) in;
 const uint kThreads = 128;
@@ -61,7 +62,9 @@ void main() {
   const uint tid = gl_LocalInvocationID.x;
   const int pos = step[p.pos_offset + t], seq = step[p.seq_offset + t];
   const uint n_keys = uint(pos) + 1;
-  const uint chunk = max(p.min_chunk, (n_keys + p.n_splits - 1) / p.n_splits);
+  // Chunks longer than a tile are whole tiles (fewer, fuller workgroups; the splits still cover all keys).
+  uint chunk = max(p.min_chunk, (n_keys + p.n_splits - 1) / p.n_splits);
+  if (chunk > kThreads) chunk = (chunk + kThreads - 1) / kThreads * kThreads;
   const uint begin = split * chunk, end = min(n_keys, begin + chunk);
   const bool partial = (p.flags & 2u) != 0u;
 
