@@ -1,5 +1,5 @@
 // zinc serve -m MODEL [--host 127.0.0.1] [--port 9090] [--parallel 4] [-c CTX] [--api-key KEY]
-// [--alias NAME] [-t THREADS] [--backend auto|cpu] [--chat-template-file FILE.jinja]: the
+// [--alias NAME] [-t THREADS] [--backend auto|cpu|vulkan] [--chat-template-file FILE.jinja]: the
 // OpenAI-compatible server. SIGINT / SIGTERM stop it cleanly.
 #include <csignal>
 #include <cstdio>
@@ -98,7 +98,7 @@ ZINC_REGISTER_COMMAND(serve, Command{"serve", "Serve the model over an OpenAI-co
                                        sub.add_option("--chat-template-file", o->template_file, "Jinja chat template to use instead of the model's");
                                        sub.add_option("--prefill-chunk", o->prefill_chunk, "Prompt tokens per batched step")->capture_default_str();
                                        sub.add_option("-t,--threads", o->threads, "CPU threads (0: all)")->capture_default_str();
-                                       sub.add_option("--backend", o->backend, "auto or cpu")->capture_default_str();
+                                       sub.add_option("--backend", o->backend, "auto, cpu or vulkan")->capture_default_str();
                                        return [o]() { return serve(*o); };
                                      }});
 

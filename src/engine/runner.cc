@@ -81,6 +81,9 @@ Status Runner::init_vulkan(int device_index) {
   const bool progress = options_.verbose || isatty(STDERR_FILENO);
   ZINC_RETURN_IF_ERROR(vk->weights->add(model_.build_graph({1, 1}), progress));
   vk_ = std::move(vk);
+  cache_->set_page_copier([kv = vk_->kv.get()](int32_t src, int32_t dst, int32_t n_rows) {
+    return kv->copy_rows(src, dst, n_rows);
+  });
   return ok_status();
 }
 

@@ -140,7 +140,15 @@ Status Cache::adopt_prefix(SeqId seq, std::span<const int32_t> pages, int64_t n_
   }
   if (rest > 0) {
     const int32_t src = pages[size_t(n_full)], dst = take_page();
-    for (size_t l = 0; l < k_offset_.size(); ++l) {
+    if (page_copier_) {
+      if (Status st = page_copier_(src, dst, int32_t(rest)); !st.ok()) {
+        unref(dst);
+        for (int64_t i = 0; i < n_full; ++i) unref(s.pages[size_t(i)]);
+        s.pages.clear();
+        return st;
+      }
+    }
+    for (size_t l = 0; !page_copier_ && l < k_offset_.size(); ++l) {
       std::memcpy(k_row(int32_t(l), dst, 0), k_row(int32_t(l), src, 0), k_row_bytes_[l] * size_t(rest));
       std::memcpy(v_row(int32_t(l), dst, 0), v_row(int32_t(l), src, 0), v_row_bytes_[l] * size_t(rest));
     }

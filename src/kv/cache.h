@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -76,6 +77,10 @@ class Cache {
   // state stays zero, so callers must not adopt prefixes for models with recurrent layers.
   Status adopt_prefix(SeqId seq, std::span<const int32_t> pages, int64_t n_tokens);
   int32_t page_refs(int32_t page) const { return refs_[size_t(page)]; }
+  // Where K/V live elsewhere (a GPU pool with the same page ids), adopt_prefix copies the rows of
+  // a partly filled page through this instead of in host memory.
+  using PageCopier = std::function<Status(int32_t src_page, int32_t dst_page, int32_t n_rows)>;
+  void set_page_copier(PageCopier copier) { page_copier_ = std::move(copier); }
 
   // Executor access. Rows are n_head_kv * head_dim elements of type() for `kv_layer`.
   std::span<const int32_t> page_table(SeqId seq) const { return seqs_[size_t(seq)].pages; }
@@ -121,6 +126,7 @@ class Cache {
   std::vector<int32_t> free_;  // free page ids (a stack)
   std::vector<int32_t> refs_;  // holders per page (sequences and retained prefixes)
   std::vector<Sequence> seqs_;
+  PageCopier page_copier_;
 };
 
 }  // namespace zinc::kv

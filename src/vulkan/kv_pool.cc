@@ -1,11 +1,15 @@
 #include "vulkan/kv_pool.h"
 
+#include "core/check.h"
+#include "vulkan/commands.h"
+
 namespace zinc::vulkan {
 
 Result<std::unique_ptr<KvPool>> KvPool::create(const Device& device, const graph::StateLayout& layout, int64_t n_pages,
                                                kv::KvType type) {
   if (n_pages <= 0) return error("KV pool of %lld pages", (long long)n_pages);
   std::unique_ptr<KvPool> p(new KvPool());
+  p->device_ = &device;
   p->n_pages_ = n_pages;
   p->type_ = type;
   const uint64_t elem = type == kv::KvType::kF16 ? 2 : 4;
@@ -30,6 +34,22 @@ ops::KvLayerBuffers KvPool::layer(int32_t kv_layer) const {
   const Layer& l = layers_[size_t(kv_layer)];
   return {l.k.get(), l.v.get(), uint32_t(l.spec.n_head_kv), uint32_t(l.spec.head_dim_k), uint32_t(l.spec.head_dim_v),
           f16()};
+}
+
+Status KvPool::copy_rows(int32_t src_page, int32_t dst_page, int32_t n_rows) const {
+  ZINC_CHECK(src_page >= 0 && src_page < n_pages_ && dst_page >= 0 && dst_page < n_pages_);
+  ZINC_CHECK(n_rows >= 0 && n_rows <= kv::kPageTokens);
+  ZINC_ASSIGN_OR_RETURN(auto cmd, Commands::create(*device_));
+  ZINC_RETURN_IF_ERROR(cmd->begin());
+  const uint64_t elem = f16() ? 2 : 4;
+  for (const Layer& l : layers_) {
+    const uint64_t kr = uint64_t(l.spec.k_row_elems()) * elem, vr = uint64_t(l.spec.v_row_elems()) * elem;
+    const uint64_t page_rows = kv::kPageTokens;
+    if (kr > 0) cmd->copy(*l.k, uint64_t(src_page) * page_rows * kr, *l.k, uint64_t(dst_page) * page_rows * kr, kr * uint64_t(n_rows));
+    if (vr > 0) cmd->copy(*l.v, uint64_t(src_page) * page_rows * vr, *l.v, uint64_t(dst_page) * page_rows * vr, vr * uint64_t(n_rows));
+  }
+  ZINC_RETURN_IF_ERROR(cmd->end());
+  return cmd->submit_and_wait();
 }
 
 }  // namespace zinc::vulkan

@@ -24,6 +24,8 @@ class KvPool {
   int64_t n_pages() const { return n_pages_; }
   bool f16() const { return type_ == kv::KvType::kF16; }
   uint64_t size_bytes() const { return size_bytes_; }
+  // Copies rows [0, n_rows) of page `src` to page `dst` in every layer (waits for the copy).
+  Status copy_rows(int32_t src_page, int32_t dst_page, int32_t n_rows) const;
 
  private:
   KvPool() = default;
@@ -31,6 +33,7 @@ class KvPool {
     std::unique_ptr<Buffer> k, v;
     graph::KvLayerSpec spec;
   };
+  const Device* device_ = nullptr;
   std::vector<Layer> layers_;
   int64_t n_pages_ = 0;
   kv::KvType type_ = kv::KvType::kF16;
