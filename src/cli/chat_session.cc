@@ -112,6 +112,10 @@ Result<TurnStats> ChatSession::send(const std::string& user_text, const ChatOutp
   }
   std::vector<int32_t>& tokens = *rendered;
   const int64_t n_ctx = options_.n_ctx;
+  if (tokens.empty()) {
+    messages_.pop_back();
+    return error("%s: the chat template rendered an empty prompt", model_path_.c_str());
+  }
   if (int64_t(tokens.size()) >= n_ctx) {
     messages_.pop_back();
     return error("the conversation is %zu tokens, the context holds %lld: /reset, or a larger -c", tokens.size(),
