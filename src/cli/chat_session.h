@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "chat/template.h"
+#include "chat/conversation.h"
 #include "core/status.h"
 #include "engine/generate.h"
 #include "engine/runner.h"
@@ -57,13 +57,11 @@ class ChatSession {
   nlohmann::ordered_json messages() const;
   Status save(const std::string& path) const;
 
-  bool has_model_template() const { return has_model_template_; }  // false: ChatML is used
+  bool has_model_template() const { return !format_->is_fallback(); }  // false: ChatML is used
   const std::string& model_path() const { return model_path_; }
 
  private:
   ChatSession() = default;
-  Result<std::vector<int32_t>> render_prompt(bool* opens_reasoning) const;
-
   struct Message {
     std::string role, content, reasoning;
   };
@@ -76,26 +74,9 @@ class ChatSession {
   kv::SeqId seq_ = 0;
   std::vector<int32_t> cached_;  // the tokens sequence seq_ holds, in order
   std::vector<int32_t> stop_tokens_;
-  std::unique_ptr<chat::Template> template_;
-  bool has_model_template_ = false;
-  std::string bos_text_, eos_text_;
+  std::unique_ptr<chat::ChatFormat> format_;  // borrows tokenizer_
   std::string system_;
   std::vector<Message> messages_;
-};
-
-// Splits streamed text at <think> / </think> into reasoning and content; a tag cut across
-// pushes is held back until it is complete.
-class ThinkSplitter {
- public:
-  explicit ThinkSplitter(bool in_reasoning) : in_reasoning_(in_reasoning) {}
-  void push(std::string_view text, const ChatOutput& out);
-  void flush(const ChatOutput& out);
-
- private:
-  void emit(std::string_view text, const ChatOutput& out);
-  bool in_reasoning_;
-  bool at_segment_start_ = true;  // newlines right after a tag are dropped
-  std::string held_;
 };
 
 }  // namespace zinc::cli
