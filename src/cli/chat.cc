@@ -21,7 +21,7 @@ namespace {
 
 struct ChatOptions {
   std::string model, system, backend = "auto";
-  bool verbose = false;
+  bool verbose = false, no_cache_reuse = false;
   ChatSessionOptions session;
 };
 
@@ -119,6 +119,7 @@ int run_chat(ChatOptions& o) {
   auto backend = engine::parse_backend(o.backend);
   if (!backend.ok()) return fail(backend.status().message());
   o.session.backend = *backend;
+  o.session.reuse_cache = !o.no_cache_reuse;
   auto created = ChatSession::create(o.model, o.session);
   if (!created.ok()) return fail(created.status().message());
   ChatSession& session = **created;
@@ -191,6 +192,7 @@ ZINC_REGISTER_COMMAND(chat, Command{"chat", "Chat with a model in the terminal",
                                       sub.add_option("-s,--seed", s.seed, "Random seed")->capture_default_str();
                                       sub.add_option("-t,--threads", o->session.n_threads, "CPU threads (0: all)")->capture_default_str();
                                       sub.add_option("--backend", o->backend, "auto or cpu")->capture_default_str();
+                                      sub.add_flag("--no-cache-reuse", o->no_cache_reuse, "Prefill the whole conversation every turn (to compare)");
                                       sub.add_flag("--verbose", o->verbose, "Print each answer's token counts and speed to stderr");
                                       return [o]() { return run_chat(*o); };
                                     }});

@@ -78,18 +78,56 @@ Result<TurnStats> ChatSession::send(const std::string& user_text, const ChatOutp
   }
 
   // Reuse the longest prefix the cache holds; at least one token must run to get logits. A
-  // recurrent state cannot be rewound, so a model with one starts over when the prefix breaks.
+  // recurrent state cannot be rewound token by token: it goes back to the copy saved where the
+  // last generation prompt began (the history before it is what later turns share), or the
+  // sequence starts over.
   kv::Cache& cache = runner_->cache();
-  size_t keep = std::mismatch(cached_.begin(), cached_.end(), tokens.begin(), tokens.end()).first - cached_.begin();
-  keep = std::min(keep, tokens.size() - 1);
+  const std::span<float> state = cache.recurrent_state(seq_);
+  size_t keep = 0;
+  if (options_.reuse_cache) {
+    keep = std::mismatch(cached_.begin(), cached_.end(), tokens.begin(), tokens.end()).first - cached_.begin();
+    keep = std::min(keep, tokens.size() - 1);
+  }
   if (keep < cached_.size()) {
-    if (cache.state_bytes() > 0) {
-      keep = 0;
-      cache.clear(seq_);
-    } else {
+    if (state.empty()) {
       cache.set_length(seq_, int64_t(keep));
+    } else if (saved_length_ > 0 && keep >= saved_length_) {
+      keep = saved_length_;
+      std::copy(saved_state_.begin(), saved_state_.end(), state.begin());
+      cache.set_length(seq_, int64_t(keep));
+    } else {
+      keep = 0;
+      saved_length_ = 0;
+      cache.clear(seq_);
     }
     cached_.resize(keep);
+  }
+  auto forget = [&] {  // after a failed step the cache may hold part of the prompt
+    cache.clear(seq_);
+    cached_.clear();
+    saved_length_ = 0;
+    messages_.pop_back();
+  };
+
+  // A recurrent model runs the history first and saves its state where the generation prompt begins.
+  size_t start = keep;
+  if (!state.empty()) {
+    request.add_generation_prompt = false;
+    if (auto history = format_->render(request); history.ok()) {
+      const std::vector<int32_t> h = format_->tokenize(*history);
+      const size_t mark = std::mismatch(h.begin(), h.end(), tokens.begin(), tokens.end()).first - h.begin();
+      if (mark > keep && mark < tokens.size()) {
+        const std::span<const int32_t> part(tokens.data() + keep, mark - keep);
+        for (int32_t t : part) sampler_->accept(t);
+        if (auto step = runner_->decode(seq_, part, false); !step.ok()) {
+          forget();
+          return step.status();
+        }
+        saved_state_.assign(state.begin(), state.end());
+        saved_length_ = mark;
+        start = mark;
+      }
+    }
   }
 
   engine::GenerateOptions go;
@@ -106,16 +144,13 @@ Result<TurnStats> ChatSession::send(const std::string& user_text, const ChatOutp
     answer.content += d.content;
   };
   tokenizer::StreamingDecoder decoder(*tokenizer_, {.render_special = false, .strip_leading_space = true});
-  const std::span<const int32_t> suffix(tokens.data() + keep, tokens.size() - keep);
+  const std::span<const int32_t> suffix(tokens.data() + start, tokens.size() - start);
   auto res = engine::generate(*runner_, seq_, suffix, *sampler_, go, [&](int32_t t) {
     if (tokenizer_->vocab().valid_id(t)) show(splitter.push(decoder.push(t)));
     return !cancelled();
   });
   if (!res.ok()) {
-    // The cache may hold part of the prompt: start the next turn from nothing.
-    cache.clear(seq_);
-    cached_.clear();
-    messages_.pop_back();
+    forget();
     return res.status();
   }
   show(splitter.push(decoder.flush()));

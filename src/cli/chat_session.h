@@ -27,6 +27,7 @@ struct ChatSessionOptions {
   int64_t n_ctx = 4096;       // KV cache size in tokens: the whole conversation must fit
   int32_t n_predict = -1;     // tokens per answer at most (-1: until the context is full)
   engine::SamplerParams sampling;
+  bool reuse_cache = true;    // false: every turn prefills the whole conversation (for checks)
 };
 
 struct TurnStats {
@@ -73,6 +74,8 @@ class ChatSession {
   std::unique_ptr<engine::Sampler> sampler_;
   kv::SeqId seq_ = 0;
   std::vector<int32_t> cached_;  // the tokens sequence seq_ holds, in order
+  std::vector<float> saved_state_;  // recurrent models: the state after saved_length_ tokens
+  size_t saved_length_ = 0;
   std::vector<int32_t> stop_tokens_;
   std::unique_ptr<chat::ChatFormat> format_;  // borrows tokenizer_
   std::string system_;

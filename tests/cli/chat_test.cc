@@ -108,6 +108,32 @@ TEST(ChatCommand, TurnsResetAndSaveWithChatMl) {
   EXPECT_EQ(stats[2].second, stats[0].first - 1) << err;
 }
 
+// Reusing the cache gives the conversation a fresh prefill of every turn gives, for an attention
+// model and for a hybrid one whose recurrent state goes back to where the generation prompt began.
+TEST(ChatCommand, CacheReuseGivesTheSameConversation) {
+  ZINC_REQUIRE_TEST_DATA();
+  for (const std::string& model : {stories(), data_path("models/qwen35-q4_k_m.gguf")}) {
+    std::vector<nlohmann::json> saved;
+    for (const char* flag : {"", "--no-cache-reuse"}) {
+      const std::string path = temp_path("reuse" + std::to_string(saved.size()) + ".json");
+      std::string out, err;
+      ASSERT_EQ(chat(model, "Hello there\nAnd then?\nTell me more\n/save " + path + "\n", std::string("-n 8 ") + flag, &out, &err), 0)
+          << out << err;
+      const auto stats = prompt_stats(err);
+      ASSERT_EQ(stats.size(), 3u) << err;
+      if (*flag == 0) {
+        EXPECT_GT(stats[1].second, 0) << model << ": " << err;
+        EXPECT_GT(stats[2].second, stats[1].second) << model << ": " << err;
+      } else {
+        EXPECT_EQ(stats[2].second, 0) << err;
+      }
+      saved.push_back(load_json(path));
+      ASSERT_EQ(saved.back().size(), 6u) << out << err;
+    }
+    EXPECT_EQ(saved[0], saved[1]) << model;
+  }
+}
+
 TEST(ChatCommand, SystemPromptThroughTheModelTemplate) {
   ZINC_REQUIRE_TEST_DATA();
   // Gemma's template writes the BOS text (the tokenizer adds BOS: no double BOS) and raises on a
