@@ -21,7 +21,8 @@ build: deps configure
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 900
 
-# The main job: `zinc run` on ZINC_MODEL, or the first model in ZINC_MODELS_DIR (default ./models).
+# The main job: `zinc serve` on ZINC_MODEL, or the first model in ZINC_MODELS_DIR (default ./models);
+# prints the URL of the web chat and the API.
 run: build
 	@bash scripts/run-main.sh
 

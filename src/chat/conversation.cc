@@ -79,7 +79,8 @@ Result<std::string> ChatFormat::render(const ChatRequest& request) const {
   ctx["eos_token"] = eos_;
   if (!request.kwargs.is_null()) {
     if (!request.kwargs.is_object()) return error("'chat_template_kwargs' must be an object");
-    for (const auto& [k, v] : request.kwargs.items()) ctx[k] = v;
+    for (const auto& [k, v] : request.kwargs.items())
+      if (k != "messages") ctx[k] = v;  // the checked messages stay
   }
   return template_.render(ctx);
 }

@@ -1,10 +1,12 @@
 // zinc run -m MODEL (-p PROMPT | --tokens 1,2,3) [-n 128] [sampling flags]: generates a
-// continuation and streams it to stdout (text for a text prompt, ids for an id prompt).
+// continuation and streams it to stdout (text for a text prompt, ids for an id prompt). A text
+// prompt is a user turn through the model's chat template when it has one (--raw: as is).
 #include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
 
+#include "chat/conversation.h"
 #include "cli/command.h"
 #include "cli/token_list.h"
 #include "engine/generate.h"
@@ -33,15 +35,29 @@ int run_generate(const RunOptions& o) {
   auto model = model::Model::load(o.model);
   if (!model.ok()) return fail(model.status().message());
 
-  // Text prompts go through the model's tokenizer (raw: no chat template yet), with BOS as the
-  // vocabulary asks; the continuation is streamed as text.
+  // Text prompts go through the model's tokenizer, with BOS as the vocabulary asks; a model with a
+  // chat template gets the prompt as one user turn (as llama-cli's conversation mode), unless
+  // --raw. The continuation is streamed as text.
   std::unique_ptr<tokenizer::Tokenizer> tok;
   std::vector<int32_t> prompt_ids;
+  bool templated = false;
   if (!o.prompt.empty()) {
     auto t = tokenizer::Tokenizer::load((*model)->file());
     if (!t.ok()) return fail(o.model + ": " + t.status().message());
     tok = std::move(*t);
-    prompt_ids = tok->encode(o.prompt, /*add_special=*/true, /*parse_special=*/true);
+    auto has_template = (*model)->file().find_string("tokenizer.chat_template");
+    if (!o.raw && has_template.ok() && *has_template) {
+      auto format = chat::ChatFormat::create((*model)->file(), *tok);
+      if (!format.ok()) return fail(o.model + ": " + format.status().message());
+      chat::ChatRequest request;
+      request.messages = nlohmann::ordered_json::array({{{"role", "user"}, {"content", o.prompt}}});
+      auto ids = format->render_tokens(request);
+      if (!ids.ok()) return fail(o.model + ": chat template: " + ids.status().message());
+      prompt_ids = std::move(*ids);
+      templated = true;
+    } else {
+      prompt_ids = tok->encode(o.prompt, /*add_special=*/true, /*parse_special=*/true);
+    }
     if (prompt_ids.empty()) return fail("the prompt has no tokens");
   } else {
     auto ids = parse_token_list("--tokens", o.tokens);
@@ -76,7 +92,7 @@ int run_generate(const RunOptions& o) {
   std::unique_ptr<tokenizer::StreamingDecoder> decoder;
   if (tok) {
     decoder = std::make_unique<tokenizer::StreamingDecoder>(*tok);
-    std::fputs(o.prompt.c_str(), stdout);
+    if (!templated) std::fputs(o.prompt.c_str(), stdout);  // a chat shows only the reply
     std::fflush(stdout);
   }
   auto res = engine::generate(**runner, *seq, prompt, sampler, go, [&](int32_t t) {
@@ -111,7 +127,7 @@ ZINC_REGISTER_COMMAND(run, Command{"run", "Generate a continuation of a prompt (
                                      sub.add_option("-m,--model", o->model, "GGUF model file")->required();
                                      sub.add_option("-p,--prompt", o->prompt, "Prompt text");
                                      sub.add_option("--tokens", o->tokens, "Prompt token ids, comma separated (instead of -p)");
-                                     sub.add_flag("--raw", o->raw, "Use the prompt as is, without a chat template (the only mode for now)");
+                                     sub.add_flag("--raw", o->raw, "Use the prompt as is, without the model's chat template");
                                      sub.add_flag("--verbose", o->verbose, "Print load time, prompt and decode speed to stderr");
                                      sub.add_option("-n,--n-predict", o->n_predict, "Tokens to generate at most")->capture_default_str();
                                      sub.add_option("--stop", o->stop, "End-of-generation ids (default: the model's EOS)");

@@ -41,6 +41,7 @@ Result<std::unique_ptr<Cache>> Cache::create(const graph::StateLayout& layout, c
   }
   c->free_.reserve(size_t(options.n_pages));
   for (int64_t p = options.n_pages - 1; p >= 0; --p) c->free_.push_back(int32_t(p));
+  c->refs_.assign(size_t(options.n_pages), 0);
   c->seqs_.resize(size_t(options.max_seqs));
   return c;
 }
@@ -68,7 +69,7 @@ bool Cache::has_sequence(SeqId seq) const { return seq >= 0 && size_t(seq) < seq
 void Cache::clear(SeqId seq) {
   ZINC_CHECK(has_sequence(seq));
   Sequence& s = seqs_[size_t(seq)];
-  for (auto it = s.pages.rbegin(); it != s.pages.rend(); ++it) free_.push_back(*it);
+  for (auto it = s.pages.rbegin(); it != s.pages.rend(); ++it) unref(*it);
   s.pages.clear();
   s.length = 0;
   zero_state(seq);
@@ -97,10 +98,55 @@ Status Cache::reserve(SeqId seq, int64_t n_tokens) {
   if (need > int64_t(free_.size()))
     return error("KV cache full: sequence %d needs %lld more pages of %d tokens for %lld tokens, %zu of %lld are free",
                  seq, (long long)need, kPageTokens, (long long)n_tokens, free_.size(), (long long)options_.n_pages);
-  for (int64_t i = 0; i < need; ++i) {
-    s.pages.push_back(free_.back());
-    free_.pop_back();
+  for (int64_t i = 0; i < need; ++i) s.pages.push_back(take_page());
+  return ok_status();
+}
+
+int32_t Cache::take_page() {
+  ZINC_CHECK(!free_.empty());
+  const int32_t p = free_.back();
+  free_.pop_back();
+  refs_[size_t(p)] = 1;
+  return p;
+}
+
+void Cache::unref(int32_t page) {
+  ZINC_CHECK(page >= 0 && page < int32_t(refs_.size()) && refs_[size_t(page)] > 0);
+  if (--refs_[size_t(page)] == 0) free_.push_back(page);
+}
+
+std::vector<int32_t> Cache::retain_prefix(SeqId seq, int64_t n_tokens) {
+  ZINC_CHECK(has_sequence(seq) && n_tokens >= 0 && n_tokens <= length(seq));
+  const Sequence& s = seqs_[size_t(seq)];
+  std::vector<int32_t> pages(s.pages.begin(), s.pages.begin() + pages_for(n_tokens));
+  for (int32_t p : pages) ++refs_[size_t(p)];
+  return pages;
+}
+
+void Cache::release_pages(std::span<const int32_t> pages) {
+  for (int32_t p : pages) unref(p);
+}
+
+Status Cache::adopt_prefix(SeqId seq, std::span<const int32_t> pages, int64_t n_tokens) {
+  ZINC_CHECK(has_sequence(seq) && length(seq) == 0 && capacity(seq) == 0);
+  ZINC_CHECK(n_tokens >= 0 && n_tokens <= int64_t(pages.size()) * kPageTokens);
+  const int64_t n_full = n_tokens / kPageTokens, rest = n_tokens % kPageTokens;
+  if (rest > 0 && free_.empty())
+    return error("KV cache full: no free page to copy the last %lld tokens of a cached prefix", (long long)rest);
+  Sequence& s = seqs_[size_t(seq)];
+  for (int64_t i = 0; i < n_full; ++i) {
+    s.pages.push_back(pages[size_t(i)]);
+    ++refs_[size_t(pages[size_t(i)])];
   }
+  if (rest > 0) {
+    const int32_t src = pages[size_t(n_full)], dst = take_page();
+    for (size_t l = 0; l < k_offset_.size(); ++l) {
+      std::memcpy(k_row(int32_t(l), dst, 0), k_row(int32_t(l), src, 0), k_row_bytes_[l] * size_t(rest));
+      std::memcpy(v_row(int32_t(l), dst, 0), v_row(int32_t(l), src, 0), v_row_bytes_[l] * size_t(rest));
+    }
+    s.pages.push_back(dst);
+  }
+  s.length = n_tokens;
   return ok_status();
 }
 

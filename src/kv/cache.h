@@ -2,6 +2,12 @@
 // sequence, K/V stored as f16 (default) or f32, plus one recurrent-state slot per sequence for
 // linear-attention layers (conv state + delta-net state, float32). Running out of pages or
 // sequence slots is a Status, never a crash. Not thread-safe: one step at a time.
+//
+// Pages are reference counted so that a cached token prefix can keep its pages after its sequence
+// ends (retain_prefix) and later sequences can start from it (adopt_prefix): full pages are
+// shared, a partly filled last page is copied, so a sequence only ever writes to pages it owns
+// alone. A page returns to the pool when its last holder lets it go. Recurrent state is not part
+// of a prefix (see adopt_prefix).
 #pragma once
 
 #include <cstdint>
@@ -39,6 +45,7 @@ class Cache {
   KvType type() const { return options_.type; }
   int64_t n_pages() const { return options_.n_pages; }
   int64_t free_pages() const { return int64_t(free_.size()); }
+  int64_t used_pages() const { return options_.n_pages - int64_t(free_.size()); }
   int32_t max_seqs() const { return options_.max_seqs; }
   size_t pool_bytes() const { return page_bytes_ * size_t(options_.n_pages); }  // K/V pool size
   size_t state_bytes() const { return state_floats_ * 4 * size_t(options_.max_seqs); }
@@ -58,6 +65,17 @@ class Cache {
   Status reserve(SeqId seq, int64_t n_tokens);
   // Records that positions [0, n) now hold data (n <= capacity).
   void set_length(SeqId seq, int64_t n);
+
+  // The pages holding positions [0, n_tokens) of `seq` (n_tokens <= length), each with one more
+  // reference: they outlive the sequence until release_pages.
+  std::vector<int32_t> retain_prefix(SeqId seq, int64_t n_tokens);
+  void release_pages(std::span<const int32_t> pages);
+  // Starts the empty sequence `seq` from a retained prefix: `pages` hold positions [0, n_tokens)
+  // (n_tokens <= pages.size() * kPageTokens). Full pages are shared; the tokens of a partly filled
+  // last page are copied to a page of its own (an error when the pool has none). The recurrent
+  // state stays zero, so callers must not adopt prefixes for models with recurrent layers.
+  Status adopt_prefix(SeqId seq, std::span<const int32_t> pages, int64_t n_tokens);
+  int32_t page_refs(int32_t page) const { return refs_[size_t(page)]; }
 
   // Executor access. Rows are n_head_kv * head_dim elements of type() for `kv_layer`.
   std::span<const int32_t> page_table(SeqId seq) const { return seqs_[size_t(seq)].pages; }
@@ -94,6 +112,8 @@ class Cache {
   };
   Cache() = default;
   void zero_state(SeqId seq);
+  int32_t take_page();
+  void unref(int32_t page);
 
   graph::StateLayout layout_;
   CacheOptions options_;
@@ -104,6 +124,7 @@ class Cache {
   uint8_t* pool_ = nullptr;  // calloc'd: pages are committed by the OS as they are touched
   float* state_ = nullptr;
   std::vector<int32_t> free_;  // free page ids (a stack)
+  std::vector<int32_t> refs_;  // holders per page (sequences and retained prefixes)
   std::vector<Sequence> seqs_;
 };
 

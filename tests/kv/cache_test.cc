@@ -120,5 +120,43 @@ TEST(Cache, RecurrentStateIsPerSequenceAndZeroedOnReuse) {
   EXPECT_EQ(cache.ssm_state(0, *b)[39], 0.f);
 }
 
+// A retained prefix keeps its pages after the sequence ends; a new sequence shares its full pages
+// and gets a copy of the partly filled last one; pages return to the pool with their last holder.
+TEST(Cache, RetainedPrefixIsSharedAndCopied) {
+  auto c = Cache::create(two_layers(), {8, 3, KvType::kF32});
+  ASSERT_TRUE(c.ok());
+  Cache& cache = **c;
+  auto a = cache.add_sequence();
+  ASSERT_TRUE(cache.reserve(*a, 40).ok());  // 3 pages
+  cache.set_length(*a, 40);
+  for (int64_t pos = 0; pos < 40; ++pos)
+    for (int32_t l = 0; l < 2; ++l) {
+      reinterpret_cast<float*>(cache.k_at(l, *a, pos))[0] = float(pos * 10 + l);
+      reinterpret_cast<float*>(cache.v_at(l, *a, pos))[0] = float(-pos * 10 - l);
+    }
+  std::vector<int32_t> kept = cache.retain_prefix(*a, 40);
+  ASSERT_EQ(kept.size(), 3u);
+  cache.remove_sequence(*a);
+  EXPECT_EQ(cache.free_pages(), 5);  // the prefix still holds its 3 pages
+
+  auto b = cache.add_sequence();
+  ASSERT_TRUE(cache.adopt_prefix(*b, kept, 37).ok());
+  EXPECT_EQ(cache.length(*b), 37);
+  EXPECT_EQ(cache.free_pages(), 4);  // one page copied
+  EXPECT_EQ(cache.page_table(*b)[0], kept[0]);
+  EXPECT_EQ(cache.page_table(*b)[1], kept[1]);
+  EXPECT_NE(cache.page_table(*b)[2], kept[2]);
+  EXPECT_EQ(cache.page_refs(kept[0]), 2);
+  for (int64_t pos = 0; pos < 37; ++pos)
+    for (int32_t l = 0; l < 2; ++l) {
+      EXPECT_EQ(reinterpret_cast<float*>(cache.k_at(l, *b, pos))[0], float(pos * 10 + l));
+      EXPECT_EQ(reinterpret_cast<float*>(cache.v_at(l, *b, pos))[0], float(-pos * 10 - l));
+    }
+  cache.release_pages(kept);
+  EXPECT_EQ(cache.free_pages(), 5);  // b still holds two shared pages and its copy
+  cache.remove_sequence(*b);
+  EXPECT_EQ(cache.free_pages(), 8);
+}
+
 }  // namespace
 }  // namespace zinc::kv

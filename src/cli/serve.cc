@@ -1,0 +1,106 @@
+// zinc serve -m MODEL [--host 127.0.0.1] [--port 9090] [--parallel 4] [-c CTX] [--api-key KEY]
+// [--alias NAME] [-t THREADS] [--backend auto|cpu] [--chat-template-file FILE.jinja]: the
+// OpenAI-compatible server. SIGINT / SIGTERM stop it cleanly.
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "chat/conversation.h"
+#include "cli/command.h"
+#include "engine/runner.h"
+#include "engine/scheduler.h"
+#include "model/model.h"
+#include "server/server.h"
+#include "tokenizer/tokenizer.h"
+
+namespace zinc::cli {
+namespace {
+
+struct ServeOptions {
+  std::string model, host = "127.0.0.1", api_key, alias, backend = "auto", template_file;
+  int port = 9090, parallel = 4, threads = 0;
+  int64_t n_ctx = 4096, prefill_chunk = 256;
+};
+
+int serve(const ServeOptions& o) {
+  if (o.parallel < 1 || o.parallel > 256) return fail("--parallel must be between 1 and 256");
+  if (o.n_ctx < 16) return fail("--ctx-size must be at least 16 tokens");
+  auto backend = engine::parse_backend(o.backend);
+  if (!backend.ok()) return fail(backend.status().message());
+  // Signals go to the waiting main thread only: block them before any thread starts.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  auto model = model::Model::load(o.model);
+  if (!model.ok()) return fail(model.status().message());
+  auto tok = tokenizer::Tokenizer::load((*model)->file());
+  if (!tok.ok()) return fail(o.model + ": " + tok.status().message());
+  std::string template_source;
+  if (!o.template_file.empty()) {
+    std::ifstream in(o.template_file, std::ios::binary);
+    if (!in) return fail(o.template_file + ": cannot open");
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    template_source = ss.str();
+  }
+  auto format = chat::ChatFormat::create((*model)->file(), **tok, template_source);
+  if (!format.ok()) return fail((o.template_file.empty() ? o.model : o.template_file) + ": " + format.status().message());
+  if (format->is_fallback()) std::fprintf(stderr, "zinc: the model has no chat template; chats use ChatML\n");
+
+  engine::RunnerOptions ro;
+  ro.backend = *backend;
+  ro.n_threads = o.threads;
+  ro.max_seqs = o.parallel;
+  ro.n_ctx = o.n_ctx * o.parallel;  // every sequence can fill its context; cached prefixes use the rest
+  auto runner = engine::Runner::create(**model, ro);
+  if (!runner.ok()) return fail(runner.status().message());
+  engine::SchedulerOptions so;
+  so.parallel = o.parallel;
+  so.n_ctx = o.n_ctx;
+  so.prefill_chunk = o.prefill_chunk;
+  engine::Scheduler scheduler(**runner, so);
+
+  server::ServerOptions sv;
+  sv.host = o.host;
+  sv.port = o.port;
+  sv.api_key = o.api_key;
+  sv.model_name = !o.alias.empty() ? o.alias : std::filesystem::path(o.model).stem().string();
+  server::Server server(**tok, *format, scheduler, sv);
+  if (Status s = server.start(); !s.ok()) return fail(s.message());
+  std::fprintf(stderr, "zinc: serving %s on http://%s:%d/ (%d parallel, %lld-token context, %s)\n", sv.model_name.c_str(),
+               o.host.find(':') != std::string::npos ? ("[" + o.host + "]").c_str() : o.host.c_str(), server.port(),
+               o.parallel, (long long)o.n_ctx, (*runner)->backend_name());
+  std::fflush(stderr);
+  int sig = 0;
+  sigwait(&signals, &sig);
+  std::fprintf(stderr, "zinc: %s, shutting down\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  server.stop();
+  return 0;
+}
+
+ZINC_REGISTER_COMMAND(serve, Command{"serve", "Serve the model over an OpenAI-compatible HTTP API (and a web chat at /)",
+                                     [](CLI::App& sub) {
+                                       auto o = std::make_shared<ServeOptions>();
+                                       sub.add_option("-m,--model", o->model, "GGUF model file")->required();
+                                       sub.add_option("--host", o->host, "Address to listen on")->capture_default_str();
+                                       sub.add_option("--port", o->port, "Port (0: any free port)")->capture_default_str();
+                                       sub.add_option("--parallel", o->parallel, "Sequences decoded together")->capture_default_str();
+                                       sub.add_option("-c,--ctx-size", o->n_ctx, "Tokens per sequence (prompt + completion)")->capture_default_str();
+                                       sub.add_option("--api-key", o->api_key, "Require 'Authorization: Bearer KEY'");
+                                       sub.add_option("--alias", o->alias, "Model name reported by /v1/models (default: the file name)");
+                                       sub.add_option("--chat-template-file", o->template_file, "Jinja chat template to use instead of the model's");
+                                       sub.add_option("--prefill-chunk", o->prefill_chunk, "Prompt tokens per batched step")->capture_default_str();
+                                       sub.add_option("-t,--threads", o->threads, "CPU threads (0: all)")->capture_default_str();
+                                       sub.add_option("--backend", o->backend, "auto or cpu")->capture_default_str();
+                                       return [o]() { return serve(*o); };
+                                     }});
+
+}  // namespace
+}  // namespace zinc::cli

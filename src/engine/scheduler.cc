@@ -1,0 +1,278 @@
+#include "engine/scheduler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "core/check.h"
+
+namespace zinc::engine {
+
+const char* finish_reason_name(FinishReason r) {
+  switch (r) {
+    case FinishReason::kStop: return "stop";
+    case FinishReason::kLength: return "length";
+    case FinishReason::kCancelled: return "cancelled";
+    case FinishReason::kError: return "error";
+  }
+  return "error";
+}
+
+void Stream::push(Event e) {
+  {
+    std::lock_guard lock(mu_);
+    events_.push_back(std::move(e));
+  }
+  cv_.notify_all();
+}
+
+std::optional<Event> Stream::next(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  if (!cv_.wait_for(lock, timeout, [&] { return !events_.empty(); })) return std::nullopt;
+  Event e = std::move(events_.front());
+  events_.pop_front();
+  return e;
+}
+
+struct Scheduler::Active {
+  Request req;
+  std::shared_ptr<Stream> stream;
+  std::unique_ptr<Sampler> sampler;
+  kv::SeqId seq = -1;
+  std::vector<int32_t> tokens;  // prompt, then every sampled token; the cache holds a prefix
+  int64_t n_prompt = 0, n_cached = 0, n_generated = 0;
+  int32_t pending = -1;  // sampled, to be evaluated next step
+  bool done = false;
+};
+
+Scheduler::Scheduler(Runner& runner, const SchedulerOptions& options)
+    : runner_(runner), options_(options), prefixes_(runner.cache(), options.max_cached_prefixes) {
+  ZINC_CHECK(options_.parallel > 0 && options_.parallel <= runner.cache().max_seqs());
+  ZINC_CHECK(options_.prefill_chunk > 0 && options_.n_ctx > 0);
+  options_.prefill_chunk = std::min(options_.prefill_chunk, runner.options().max_batch - options_.parallel);
+  ZINC_CHECK(options_.prefill_chunk > 0);
+  pages_used_ = runner.cache().used_pages();
+  worker_ = std::thread([this] { loop(); });
+}
+
+Scheduler::~Scheduler() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  worker_.join();
+}
+
+std::shared_ptr<Stream> Scheduler::submit(Request request) {
+  auto a = std::make_unique<Active>();
+  a->stream = std::make_shared<Stream>();
+  auto stream = a->stream;
+  a->n_prompt = int64_t(request.prompt.size());
+  a->req = std::move(request);
+  const int64_t n_vocab = runner_.model().hparams().n_vocab;
+  std::string err;
+  if (a->req.prompt.empty()) err = "the prompt is empty";
+  else if (a->n_prompt >= options_.n_ctx)
+    err = "the prompt has " + std::to_string(a->n_prompt) + " tokens; the context holds " + std::to_string(options_.n_ctx) +
+          " (prompt and completion)";
+  for (int32_t t : a->req.prompt)
+    if (err.empty() && (t < 0 || t >= n_vocab)) err = "token " + std::to_string(t) + " is outside the vocabulary";
+  if (a->req.max_tokens < 1 && err.empty()) err = "max_tokens must be at least 1";
+  if (!err.empty()) {
+    finish(*a, FinishReason::kError, err);
+    return stream;
+  }
+  {
+    std::lock_guard lock(mu_);
+    queue_.push_back(std::move(a));
+  }
+  cv_.notify_all();
+  return stream;
+}
+
+SchedulerStats Scheduler::stats() const {
+  SchedulerStats s;
+  {
+    std::lock_guard lock(mu_);
+    s.queue_depth = int64_t(queue_.size());
+  }
+  s.active = n_active_;
+  s.kv_pages_used = pages_used_;
+  s.kv_pages_total = runner_.cache().n_pages();
+  s.prompt_tokens_cached = cached_total_;
+  s.prompt_tokens_computed = computed_total_;
+  s.cached_prefixes = n_prefixes_;
+  s.steps = steps_;
+  return s;
+}
+
+void Scheduler::finish(Active& a, FinishReason reason, std::string error) {
+  if (a.done) return;
+  a.done = true;
+  kv::Cache& cache = runner_.cache();
+  if (a.seq >= 0) {
+    if (reason != FinishReason::kError) {
+      const int64_t n = cache.length(a.seq);
+      prefixes_.insert(a.seq, std::span<const int32_t>(a.tokens.data(), size_t(n)));
+    }
+    cache.remove_sequence(a.seq);
+    a.seq = -1;
+    --n_active_;  // before the event: whoever sees it sees the slot free
+    n_prefixes_ = int64_t(prefixes_.size());
+    pages_used_ = cache.used_pages();
+  }
+  Event e;
+  e.kind = Event::Kind::kDone;
+  e.finish = reason;
+  e.error = std::move(error);
+  e.prompt_tokens = a.n_prompt;
+  e.cached_tokens = a.n_cached;
+  e.completion_tokens = a.n_generated;
+  a.stream->push(std::move(e));
+}
+
+bool Scheduler::admit(std::unique_ptr<Active>& a) {
+  if (a->stream->cancelled()) {
+    finish(*a, FinishReason::kCancelled);
+    return false;
+  }
+  kv::Cache& cache = runner_.cache();
+  auto seq = cache.add_sequence();
+  if (!seq.ok()) {
+    finish(*a, FinishReason::kError, seq.status().message());
+    return false;
+  }
+  a->seq = *seq;
+  ++n_active_;
+  a->tokens = a->req.prompt;
+  a->tokens.reserve(size_t(a->n_prompt + a->req.max_tokens));
+  a->n_cached = prefixes_.adopt(a->seq, a->req.prompt, a->n_prompt - 1);  // the last token is always computed
+  cached_total_ += a->n_cached;
+  a->sampler = std::make_unique<Sampler>(a->req.sampling, int32_t(runner_.model().hparams().n_vocab));
+  for (int32_t t : a->req.prompt) a->sampler->accept(t);
+  return true;
+}
+
+void Scheduler::loop() {
+  for (;;) {
+    std::vector<std::unique_ptr<Active>> incoming;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return stop_ || !queue_.empty() || !active_.empty(); });
+      if (stop_) break;
+      while (active_.size() + incoming.size() < size_t(options_.parallel) && !queue_.empty()) {
+        incoming.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+    }
+    for (auto& a : incoming)
+      if (admit(a)) active_.push_back(std::move(a));
+    for (auto& a : active_)
+      if (a->stream->cancelled()) finish(*a, FinishReason::kCancelled);
+    std::erase_if(active_, [](const auto& a) { return a->done; });
+    if (active_.empty()) continue;
+    if (Status s = step(); !s.ok())
+      for (auto& a : active_) finish(*a, FinishReason::kError, s.message());
+    std::erase_if(active_, [](const auto& a) { return a->done; });
+    pages_used_ = runner_.cache().used_pages();
+  }
+  for (auto& a : active_) finish(*a, FinishReason::kCancelled);
+  active_.clear();
+  std::lock_guard lock(mu_);
+  for (auto& a : queue_) finish(*a, FinishReason::kCancelled);
+  queue_.clear();
+}
+
+namespace {
+
+void fill_logprobs(std::span<const float> row, int32_t chosen, int32_t n_top, Event& e) {
+  float max = row[0];
+  for (float x : row) max = std::max(max, x);
+  double sum = 0;
+  for (float x : row) sum += std::exp(double(x - max));
+  const float log_z = max + float(std::log(sum));
+  e.logprob = row[size_t(chosen)] - log_z;
+  if (n_top <= 0) return;
+  std::vector<int32_t> ids(row.size());
+  std::iota(ids.begin(), ids.end(), 0);
+  const size_t k = std::min(size_t(n_top), ids.size());
+  std::partial_sort(ids.begin(), ids.begin() + long(k), ids.end(),
+                    [&](int32_t a, int32_t b) { return row[size_t(a)] > row[size_t(b)] || (row[size_t(a)] == row[size_t(b)] && a < b); });
+  for (size_t i = 0; i < k; ++i) e.top.push_back({ids[i], row[size_t(ids[i])] - log_z});
+}
+
+}  // namespace
+
+Status Scheduler::step() {
+  kv::Cache& cache = runner_.cache();
+  tokens_.clear();
+  positions_.clear();
+  seq_ids_.clear();
+  output_rows_.clear();
+  row_owner_.clear();
+  int64_t need_pages = 0;
+  auto add = [&](Active& a, std::span<const int32_t> toks, bool output) {
+    const int64_t start = cache.length(a.seq);
+    for (size_t i = 0; i < toks.size(); ++i) {
+      tokens_.push_back(toks[i]);
+      positions_.push_back(int32_t(start + int64_t(i)));
+      seq_ids_.push_back(a.seq);
+    }
+    if (output) {
+      output_rows_.push_back(int32_t(tokens_.size() - 1));
+      row_owner_.push_back(&a);
+    }
+    need_pages += std::max<int64_t>(0, kv::pages_for(start + int64_t(toks.size())) - int64_t(cache.page_table(a.seq).size()));
+  };
+  // Every decoding sequence gets its token; prompts share the rest of the step's budget.
+  for (auto& a : active_)
+    if (a->pending >= 0) add(*a, std::span<const int32_t>(&a->pending, 1), true);
+  int64_t budget = options_.prefill_chunk;
+  for (auto& a : active_) {
+    const int64_t done = cache.length(a->seq);
+    if (a->pending >= 0 || done >= a->n_prompt || budget <= 0) continue;
+    const int64_t n = std::min(a->n_prompt - done, budget);
+    budget -= n;
+    computed_total_ += n;
+    add(*a, std::span<const int32_t>(a->tokens.data() + done, size_t(n)), done + n == a->n_prompt);
+  }
+  if (tokens_.empty()) return ok_status();
+  if (output_rows_.empty()) {  // only prompt chunks: the runner still produces one row, unused
+    output_rows_.push_back(int32_t(tokens_.size() - 1));
+    row_owner_.push_back(nullptr);
+  }
+  prefixes_.evict_for(need_pages);
+  n_prefixes_ = int64_t(prefixes_.size());
+  graph::Batch batch{tokens_, positions_, seq_ids_, output_rows_};
+  ZINC_ASSIGN_OR_RETURN(std::span<const float> logits, runner_.decode(batch));
+  ++steps_;
+  pages_used_ = cache.used_pages();
+  const size_t n_vocab = size_t(runner_.model().hparams().n_vocab);
+  for (size_t r = 0; r < row_owner_.size(); ++r) {
+    if (!row_owner_[r]) continue;
+    Active& a = *row_owner_[r];
+    const std::span<const float> row = logits.subspan(r * n_vocab, n_vocab);
+    a.pending = -1;
+    const int32_t t = a.sampler->sample(row);
+    if (std::find(a.req.stop_ids.begin(), a.req.stop_ids.end(), t) != a.req.stop_ids.end()) {
+      finish(a, FinishReason::kStop);
+      continue;
+    }
+    a.sampler->accept(t);
+    a.tokens.push_back(t);
+    ++a.n_generated;
+    Event e;
+    e.token = t;
+    if (a.req.top_logprobs >= 0) fill_logprobs(row, t, a.req.top_logprobs, e);
+    a.stream->push(std::move(e));
+    if (a.n_generated >= a.req.max_tokens || int64_t(a.tokens.size()) >= options_.n_ctx) {
+      finish(a, FinishReason::kLength);
+      continue;
+    }
+    a.pending = t;
+  }
+  return ok_status();
+}
+
+}  // namespace zinc::engine

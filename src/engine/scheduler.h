@@ -1,0 +1,125 @@
+// Continuous batching over one Runner. A worker thread owns the runner: requests wait in a queue;
+// up to `parallel` sequences run together, each step one Runner::decode over a batch that mixes
+// one token of every decoding sequence with chunks of prompts being prefilled (at most
+// prefill_chunk tokens per step in all), so a long prompt does not stall running streams. New
+// requests join between steps. Each request has its own seeded Sampler; finished sequences leave
+// their tokens in the PrefixCache so a later request with the same prefix prefills only the rest.
+//
+// Results come back through the request's Stream (a thread-safe queue read by the caller);
+// Stream::cancel (a client that went away) ends the sequence at the next step and frees its pages.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/prefix_cache.h"
+#include "engine/runner.h"
+#include "engine/sampler.h"
+
+namespace zinc::engine {
+
+struct TokenLogprob {
+  int32_t token;
+  float logprob;  // log-softmax of the raw logits row
+};
+
+enum class FinishReason : uint8_t { kStop, kLength, kCancelled, kError };
+const char* finish_reason_name(FinishReason r);  // "stop", "length", "cancelled", "error"
+
+struct Event {
+  enum class Kind : uint8_t { kToken, kDone } kind = Kind::kToken;
+  int32_t token = -1;
+  float logprob = 0;
+  std::vector<TokenLogprob> top;  // top_logprobs alternatives, most likely first
+  // kDone:
+  FinishReason finish = FinishReason::kStop;
+  std::string error;               // kError
+  int64_t prompt_tokens = 0;       // in the request
+  int64_t cached_tokens = 0;       // of them, reused from the prefix cache
+  int64_t completion_tokens = 0;   // sampled (the end-of-generation id not counted)
+};
+
+struct Request {
+  std::vector<int32_t> prompt;
+  SamplerParams sampling;
+  int32_t max_tokens = 128;       // tokens to generate at most
+  std::vector<int32_t> stop_ids;  // end-of-generation ids (not emitted; finish = stop)
+  int32_t top_logprobs = -1;      // <0: no logprobs; 0: the chosen token's only; n: n alternatives
+};
+
+class Stream {
+ public:
+  // Waits for the next event up to `timeout`; nullopt on timeout.
+  std::optional<Event> next(std::chrono::milliseconds timeout);
+  void cancel() { cancelled_.store(true); }
+  bool cancelled() const { return cancelled_.load(); }
+
+ private:
+  friend class Scheduler;
+  void push(Event e);
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Event> events_;
+  std::atomic<bool> cancelled_{false};
+};
+
+struct SchedulerOptions {
+  int32_t parallel = 4;          // sequences decoding at once (the runner needs max_seqs >= parallel)
+  int64_t n_ctx = 4096;          // tokens one sequence may hold (prompt + generated)
+  int64_t prefill_chunk = 256;   // prompt tokens per step, over all prefilling sequences
+  size_t max_cached_prefixes = 64;
+};
+
+struct SchedulerStats {
+  int64_t queue_depth = 0, active = 0;
+  int64_t kv_pages_used = 0, kv_pages_total = 0;
+  int64_t prompt_tokens_cached = 0, prompt_tokens_computed = 0;  // totals
+  int64_t cached_prefixes = 0, steps = 0;
+};
+
+class Scheduler {
+ public:
+  // Starts the worker. The runner is borrowed; the scheduler is its only user until destroyed.
+  Scheduler(Runner& runner, const SchedulerOptions& options);
+  ~Scheduler();  // stops: queued and running requests end as cancelled
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Queues a request. Checks (prompt empty, too long for n_ctx, ids outside the vocabulary) end
+  // the stream at once with kError.
+  std::shared_ptr<Stream> submit(Request request);
+  SchedulerStats stats() const;
+  const SchedulerOptions& options() const { return options_; }
+
+ private:
+  struct Active;
+  void loop();
+  bool admit(std::unique_ptr<Active>& a);
+  void finish(Active& a, FinishReason reason, std::string error = {});
+  Status step();
+
+  Runner& runner_;
+  SchedulerOptions options_;
+  PrefixCache prefixes_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::unique_ptr<Active>> queue_;
+  bool stop_ = false;
+  std::vector<std::unique_ptr<Active>> active_;  // worker only
+  std::atomic<int64_t> n_active_{0}, pages_used_{0}, cached_total_{0}, computed_total_{0}, n_prefixes_{0}, steps_{0};
+  // Step scratch (worker only).
+  std::vector<int32_t> tokens_, positions_, seq_ids_, output_rows_;
+  std::vector<Active*> row_owner_;
+  std::thread worker_;
+};
+
+}  // namespace zinc::engine

@@ -1,0 +1,137 @@
+#include "server/api.h"
+
+#include <algorithm>
+#include <random>
+
+namespace zinc::server {
+
+Json error_json(const ApiError& e) {
+  Json err = {{"message", e.message}, {"type", e.type}, {"param", nullptr}, {"code", nullptr}};
+  if (!e.param.empty()) err["param"] = e.param;
+  if (!e.code.empty()) err["code"] = e.code;
+  return Json{{"error", err}};
+}
+
+std::string dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+int json_depth(std::string_view text) {
+  int depth = 0, max_depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      max_depth = std::max(max_depth, ++depth);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return max_depth;
+}
+
+namespace {
+
+ApiError bad(const std::string& param, const std::string& message) { return ApiError{400, message, "invalid_request_error", param, ""}; }
+
+// A number field within [lo, hi]; absent or null leaves *out unchanged.
+std::optional<ApiError> number(const Json& body, const char* key, double lo, double hi, float* out) {
+  auto it = body.find(key);
+  if (it == body.end() || it->is_null()) return std::nullopt;
+  if (!it->is_number()) return bad(key, std::string("'") + key + "' must be a number");
+  const double v = it->get<double>();
+  if (!(v >= lo && v <= hi)) return bad(key, std::string("'") + key + "' must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+  *out = float(v);
+  return std::nullopt;
+}
+
+std::optional<ApiError> integer(const Json& body, const char* key, int64_t lo, int64_t hi, int64_t* out) {
+  auto it = body.find(key);
+  if (it == body.end() || it->is_null()) return std::nullopt;
+  if (!it->is_number_integer()) return bad(key, std::string("'") + key + "' must be an integer");
+  const int64_t v = it->is_number_unsigned() && it->get<uint64_t>() > uint64_t(INT64_MAX) ? INT64_MAX : it->get<int64_t>();
+  if (v < lo || v > hi) return bad(key, std::string("'") + key + "' must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+  *out = v;
+  return std::nullopt;
+}
+
+std::optional<ApiError> boolean(const Json& body, const char* key, bool* out) {
+  auto it = body.find(key);
+  if (it == body.end() || it->is_null()) return std::nullopt;
+  if (!it->is_boolean()) return bad(key, std::string("'") + key + "' must be true or false");
+  *out = it->get<bool>();
+  return std::nullopt;
+}
+
+}  // namespace
+
+#define ZINC_API_CHECK(expr)             \
+  do {                                   \
+    if (auto e_ = (expr)) return e_;     \
+  } while (0)
+
+std::optional<ApiError> parse_generation(const Json& body, bool chat, GenerationParams* out) {
+  GenerationParams& p = *out;
+  if (auto it = body.find("model"); it != body.end() && !it->is_null()) {
+    if (!it->is_string()) return bad("model", "'model' must be a string");
+    p.model = it->get<std::string>();
+  }
+  auto& s = p.sampling;
+  ZINC_API_CHECK(number(body, "temperature", 0, 100, &s.temperature));
+  ZINC_API_CHECK(number(body, "top_p", 0, 1, &s.top_p));
+  ZINC_API_CHECK(number(body, "min_p", 0, 1, &s.min_p));
+  ZINC_API_CHECK(number(body, "presence_penalty", -2, 2, &s.presence_penalty));
+  ZINC_API_CHECK(number(body, "frequency_penalty", -2, 2, &s.frequency_penalty));
+  ZINC_API_CHECK(number(body, "repeat_penalty", 0.01, 100, &s.repeat_penalty));
+  int64_t v = s.top_k;
+  ZINC_API_CHECK(integer(body, "top_k", 0, 1 << 30, &v));
+  s.top_k = int32_t(v);
+  v = -1;
+  ZINC_API_CHECK(integer(body, "seed", INT64_MIN, INT64_MAX, &v));
+  p.seed_given = body.contains("seed") && !body["seed"].is_null();
+  s.seed = p.seed_given ? uint32_t(uint64_t(v)) : std::random_device{}();
+  for (const char* key : {"max_tokens", "max_completion_tokens"}) {
+    v = p.max_tokens;
+    ZINC_API_CHECK(integer(body, key, 1, INT32_MAX, &v));
+    p.max_tokens = int32_t(v);
+  }
+  v = 1;
+  ZINC_API_CHECK(integer(body, "n", 1, 1 << 30, &v));
+  if (v != 1) return bad("n", "only n = 1 is supported");
+  ZINC_API_CHECK(boolean(body, "stream", &p.stream));
+  if (auto it = body.find("stream_options"); it != body.end() && !it->is_null()) {
+    if (!it->is_object()) return bad("stream_options", "'stream_options' must be an object");
+    if (!p.stream) return bad("stream_options", "'stream_options' is only allowed when 'stream' is true");
+    ZINC_API_CHECK(boolean(*it, "include_usage", &p.include_usage));
+  }
+  if (auto it = body.find("stop"); it != body.end() && !it->is_null()) {
+    if (it->is_string()) {
+      p.stop.push_back(it->get<std::string>());
+    } else if (it->is_array() && it->size() <= 16) {
+      for (const auto& x : *it) {
+        if (!x.is_string()) return bad("stop", "'stop' must be a string or an array of strings");
+        p.stop.push_back(x.get<std::string>());
+      }
+    } else {
+      return bad("stop", "'stop' must be a string or an array of at most 16 strings");
+    }
+  }
+  if (chat) {
+    bool logprobs = false;
+    ZINC_API_CHECK(boolean(body, "logprobs", &logprobs));
+    v = -1;
+    ZINC_API_CHECK(integer(body, "top_logprobs", 0, 20, &v));
+    if (v >= 0 && !logprobs) return bad("top_logprobs", "'top_logprobs' needs 'logprobs': true");
+    p.top_logprobs = logprobs ? int32_t(std::max<int64_t>(v, 0)) : -1;
+  } else {
+    v = -1;
+    ZINC_API_CHECK(integer(body, "logprobs", 0, 20, &v));
+    p.top_logprobs = int32_t(v);
+  }
+  return std::nullopt;
+}
+
+}  // namespace zinc::server

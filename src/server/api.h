@@ -1,0 +1,50 @@
+// The OpenAI request fields zinc reads and the error object it answers with. Every check names
+// the field (`param`) so a bad request becomes a 400 that says what to fix.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/sampler.h"
+
+namespace zinc::server {
+
+using Json = nlohmann::ordered_json;
+
+struct ApiError {
+  int status = 400;
+  std::string message;
+  std::string type = "invalid_request_error";
+  std::string param;  // "" → null
+  std::string code;   // "" → null
+};
+// {"error": {"message", "type", "param", "code"}}
+Json error_json(const ApiError& e);
+// JSON text with invalid UTF-8 replaced (model output is checked, but never trusted to crash us).
+std::string dump(const Json& j);
+
+// The deepest nesting of arrays and objects in JSON text (strings skipped), checked before
+// parsing: deep values are copied and printed recursively, so they are refused up front.
+int json_depth(std::string_view text);
+constexpr int kMaxJsonDepth = 128;
+
+// Fields shared by /v1/chat/completions and /v1/completions.
+struct GenerationParams {
+  std::string model;
+  engine::SamplerParams sampling;
+  bool seed_given = false;
+  int32_t max_tokens = -1;  // -1: until the context is full
+  std::vector<std::string> stop;
+  bool stream = false, include_usage = false;
+  int32_t top_logprobs = -1;  // -1: no logprobs
+};
+
+// Reads the shared fields; `chat` picks the logprobs convention (chat: logprobs bool +
+// top_logprobs; completions: logprobs integer).
+std::optional<ApiError> parse_generation(const Json& body, bool chat, GenerationParams* out);
+
+}  // namespace zinc::server

@@ -1,0 +1,294 @@
+#include "server/generation.h"
+
+#include <httplib.h>
+
+#include <chrono>
+#include <random>
+
+#include "server/text_pipeline.h"
+
+namespace zinc::server {
+
+using Clock = std::chrono::steady_clock;
+
+int64_t unix_time() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+void reply_error(httplib::Response& res, const ApiError& e) {
+  res.status = e.status;
+  res.set_content(dump(error_json(e)), "application/json");
+}
+
+namespace {
+
+std::string random_id(const char* prefix) {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  static const char kAlphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  std::string id = prefix;
+  for (int i = 0; i < 24; ++i) id += kAlphabet[rng() % 62];
+  return id;
+}
+
+// Prompt tokens of a request, or the error to answer with.
+std::optional<ApiError> prompt_tokens(GenerationContext& ctx, const Json& body, bool chat, std::vector<int32_t>* out,
+                                      bool* opens_reasoning) {
+  if (chat) {
+    auto m = body.find("messages");
+    if (m == body.end() || !m->is_array() || m->empty()) return ApiError{400, "'messages' must be a non-empty array", "invalid_request_error", "messages", ""};
+    chat::ChatRequest r;
+    r.messages = *m;
+    if (auto t = body.find("tools"); t != body.end()) r.tools = *t;
+    if (auto k = body.find("chat_template_kwargs"); k != body.end() && !k->is_null()) r.kwargs = *k;
+    auto text = ctx.format.render(r);
+    if (!text.ok()) return ApiError{400, "chat template: " + text.status().message(), "invalid_request_error", "messages", ""};
+    *opens_reasoning = chat::prompt_opens_reasoning(*text);
+    *out = ctx.format.tokenize(*text);
+    return std::nullopt;
+  }
+  auto p = body.find("prompt");
+  if (p == body.end()) return ApiError{400, "'prompt' is required", "invalid_request_error", "prompt", ""};
+  const Json* prompt = &*p;
+  if (prompt->is_array() && prompt->size() == 1 && (*prompt)[0].is_string()) prompt = &(*prompt)[0];
+  if (prompt->is_string()) {
+    *out = ctx.tok.encode(prompt->get<std::string>(), /*add_special=*/true, /*parse_special=*/true);
+  } else if (prompt->is_array() && !prompt->empty()) {
+    for (const auto& x : *prompt) {
+      if (!x.is_number_integer() || !ctx.tok.vocab().valid_id(x.get<int64_t>()))
+        return ApiError{400, "'prompt' must be a string or an array of token ids within the vocabulary", "invalid_request_error", "prompt", ""};
+      out->push_back(int32_t(x.get<int64_t>()));
+    }
+  } else {
+    return ApiError{400, "'prompt' must be a string (or one string in an array, or token ids)", "invalid_request_error", "prompt", ""};
+  }
+  if (out->empty()) return ApiError{400, "the prompt has no tokens", "invalid_request_error", "prompt", ""};
+  return std::nullopt;
+}
+
+// One request in flight: its stream, the text pipeline and the pieces of its response.
+struct Job {
+  Job(GenerationContext& c, bool is_chat, GenerationParams params, bool opens_reasoning)
+      : ctx(c), chat(is_chat), p(std::move(params)),
+        pipeline(c.tok, p.stop, is_chat, opens_reasoning), id(random_id(is_chat ? "chatcmpl-" : "cmpl-")), created(unix_time()) {}
+  GenerationContext& ctx;
+  bool chat;
+  GenerationParams p;
+  TextPipeline pipeline;
+  std::string id;
+  int64_t created;
+  std::shared_ptr<engine::Stream> stream;
+  Clock::time_point t_start = Clock::now(), t_last;
+  bool first = true;
+  int64_t prompt_tokens = 0, cached_tokens = 0;
+  std::string finish_reason;  // set when done
+  std::string error;
+  Json logprobs_chat = Json::array();  // chat: logprobs.content entries
+  Json lp_tokens = Json::array(), lp_values = Json::array(), lp_top = Json::array();
+  std::string text_so_far;  // completions: for text_offset
+  Json lp_offsets = Json::array();
+
+  Json token_entry(int32_t id_, float lp) const {
+    const std::string_view piece = ctx.tok.decode_piece(id_, true);
+    Json bytes = Json::array();
+    for (char c : piece) bytes.push_back(int(uint8_t(c)));
+    return Json{{"token", std::string(piece)}, {"logprob", lp}, {"bytes", bytes}};
+  }
+  // Records the logprobs of one token event; returns the chunk's logprobs value (or null).
+  Json add_logprobs(const engine::Event& e) {
+    if (p.top_logprobs < 0) return nullptr;
+    if (chat) {
+      Json entry = token_entry(e.token, e.logprob);
+      Json top = Json::array();
+      for (const auto& t : e.top) top.push_back(token_entry(t.token, t.logprob));
+      entry["top_logprobs"] = top;
+      logprobs_chat.push_back(entry);
+      return Json{{"content", Json::array({entry})}};
+    }
+    const std::string piece(ctx.tok.decode_piece(e.token, true));
+    Json top = Json::object();
+    for (const auto& t : e.top) top[std::string(ctx.tok.decode_piece(t.token, true))] = t.logprob;
+    lp_tokens.push_back(piece);
+    lp_values.push_back(e.logprob);
+    lp_top.push_back(top);
+    lp_offsets.push_back(text_so_far.size());
+    text_so_far += piece;
+    return Json{{"tokens", Json::array({piece})}, {"token_logprobs", Json::array({e.logprob})}, {"top_logprobs", Json::array({top})},
+                {"text_offset", Json::array({lp_offsets.back()})}};
+  }
+  Json logprobs_all() const {
+    if (p.top_logprobs < 0) return nullptr;
+    if (chat) return Json{{"content", logprobs_chat}};
+    return Json{{"tokens", lp_tokens}, {"token_logprobs", lp_values}, {"top_logprobs", lp_top}, {"text_offset", lp_offsets}};
+  }
+  void on_token_timing() {
+    const auto now = Clock::now();
+    if (first) ctx.metrics.time_to_first_token(std::chrono::duration<double>(now - t_start).count());
+    else ctx.metrics.time_per_token(std::chrono::duration<double>(now - t_last).count());
+    first = false;
+    t_last = now;
+  }
+  Json usage() const {
+    const int64_t completion = pipeline.n_tokens();
+    return Json{{"prompt_tokens", prompt_tokens}, {"completion_tokens", completion}, {"total_tokens", prompt_tokens + completion},
+                {"prompt_tokens_details", {{"cached_tokens", cached_tokens}}}};
+  }
+  // Handles a done event (or the stop string): sets finish_reason / error.
+  void on_done(const engine::Event& e) {
+    cached_tokens = e.cached_tokens;
+    if (e.finish == engine::FinishReason::kError) error = e.error;
+    finish_reason = e.finish == engine::FinishReason::kLength ? "length" : "stop";
+  }
+  // Chunk JSON for a delta (chat: delta object; completions: text).
+  Json chunk(const chat::ReasoningSplitter::Delta& d, Json logprobs, const char* finish, bool with_role) const {
+    Json choice;
+    if (chat) {
+      Json delta = Json::object();
+      if (with_role) delta["role"] = "assistant";
+      if (!d.content.empty() || with_role) delta["content"] = d.content;
+      if (!d.reasoning.empty()) delta["reasoning_content"] = d.reasoning;
+      choice = {{"index", 0}, {"delta", delta}, {"logprobs", logprobs}, {"finish_reason", finish ? Json(finish) : Json(nullptr)}};
+    } else {
+      choice = {{"text", d.content}, {"index", 0}, {"logprobs", logprobs}, {"finish_reason", finish ? Json(finish) : Json(nullptr)}};
+    }
+    Json c = {{"id", id}, {"object", chat ? "chat.completion.chunk" : "text_completion"}, {"created", created},
+              {"model", ctx.options.model_name}, {"system_fingerprint", "zinc"}, {"choices", Json::array({choice})}};
+    if (p.include_usage) c["usage"] = nullptr;
+    return c;
+  }
+};
+
+bool delta_empty(const chat::ReasoningSplitter::Delta& d) { return d.content.empty() && d.reasoning.empty(); }
+
+void run_whole(Job& job, httplib::Response& res) {
+  std::string content, reasoning;
+  auto add = [&](const chat::ReasoningSplitter::Delta& d) {
+    content += d.content;
+    reasoning += d.reasoning;
+  };
+  for (;;) {
+    if (job.ctx.stopping) {
+      job.stream->cancel();
+      job.finish_reason = "stop";
+      break;
+    }
+    auto e = job.stream->next(std::chrono::milliseconds(100));
+    if (!e) continue;
+    if (e->kind == engine::Event::Kind::kDone) {
+      job.on_done(*e);
+      break;
+    }
+    job.on_token_timing();
+    job.add_logprobs(*e);
+    add(job.pipeline.push(e->token));
+    if (job.pipeline.stopped()) {
+      job.stream->cancel();
+      job.finish_reason = "stop";
+      break;
+    }
+  }
+  if (!job.error.empty()) return reply_error(res, {500, job.error, "server_error", "", ""});
+  add(job.pipeline.finish());
+  job.ctx.metrics.tokens(job.prompt_tokens, job.pipeline.n_tokens());
+  Json choice;
+  if (job.chat) {
+    Json message = {{"role", "assistant"}, {"content", content}};
+    if (!reasoning.empty()) message["reasoning_content"] = reasoning;
+    choice = {{"index", 0}, {"message", message}, {"logprobs", job.logprobs_all()}, {"finish_reason", job.finish_reason}};
+  } else {
+    choice = {{"text", content}, {"index", 0}, {"logprobs", job.logprobs_all()}, {"finish_reason", job.finish_reason}};
+  }
+  Json body = {{"id", job.id}, {"object", job.chat ? "chat.completion" : "text_completion"}, {"created", job.created},
+               {"model", job.ctx.options.model_name}, {"system_fingerprint", "zinc"}, {"choices", Json::array({choice})},
+               {"usage", job.usage()}};
+  res.set_content(dump(body), "application/json");
+}
+
+// Streams one job as server-sent events; returns false when the client went away.
+bool run_stream(Job& job, httplib::DataSink& sink) {
+  auto send = [&](const Json& j) {
+    const std::string s = "data: " + dump(j) + "\n\n";
+    return sink.write(s.data(), s.size());
+  };
+  auto gone = [&] {
+    job.stream->cancel();
+    return false;
+  };
+  if (job.chat && !send(job.chunk({}, nullptr, nullptr, true))) return gone();
+  for (;;) {
+    if (job.ctx.stopping) {
+      job.stream->cancel();
+      job.finish_reason = "stop";
+      break;
+    }
+    if (!sink.is_writable()) return gone();
+    auto e = job.stream->next(std::chrono::milliseconds(100));
+    if (!e) continue;
+    if (e->kind == engine::Event::Kind::kDone) {
+      job.on_done(*e);
+      break;
+    }
+    job.on_token_timing();
+    Json lp = job.add_logprobs(*e);
+    const auto d = job.pipeline.push(e->token);
+    if ((!delta_empty(d) || !lp.is_null()) && !send(job.chunk(d, lp, nullptr, false))) return gone();
+    if (job.pipeline.stopped()) {
+      job.stream->cancel();
+      job.finish_reason = "stop";
+      break;
+    }
+  }
+  if (!job.error.empty()) {
+    send(error_json({500, job.error, "server_error", "", ""}));
+  } else {
+    const auto tail = job.pipeline.finish();
+    if (!delta_empty(tail) && !send(job.chunk(tail, nullptr, nullptr, false))) return gone();
+    if (!send(job.chunk({}, nullptr, job.finish_reason.c_str(), false))) return gone();
+    job.ctx.metrics.tokens(job.prompt_tokens, job.pipeline.n_tokens());
+    if (job.p.include_usage) {
+      Json u = {{"id", job.id}, {"object", job.chat ? "chat.completion.chunk" : "text_completion"}, {"created", job.created},
+                {"model", job.ctx.options.model_name}, {"system_fingerprint", "zinc"}, {"choices", Json::array()}, {"usage", job.usage()}};
+      if (!send(u)) return gone();
+    }
+  }
+  static const char kDone[] = "data: [DONE]\n\n";
+  if (!sink.write(kDone, sizeof kDone - 1)) return gone();
+  sink.done();
+  return true;
+}
+
+}  // namespace
+
+void handle_generation(GenerationContext& ctx, const httplib::Request& req, httplib::Response& res, bool chat) {
+  if (json_depth(req.body) > kMaxJsonDepth)
+    return reply_error(res, {400, "the request body nests JSON more than " + std::to_string(kMaxJsonDepth) + " levels deep", "invalid_request_error", "", ""});
+  const Json body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+  if (body.is_discarded()) return reply_error(res, {400, "the request body is not valid JSON", "invalid_request_error", "", ""});
+  if (!body.is_object()) return reply_error(res, {400, "the request body must be a JSON object", "invalid_request_error", "", ""});
+  GenerationParams p;
+  if (auto e = parse_generation(body, chat, &p)) return reply_error(res, *e);
+  std::vector<int32_t> prompt;
+  bool opens_reasoning = false;
+  if (auto e = prompt_tokens(ctx, body, chat, &prompt, &opens_reasoning)) return reply_error(res, *e);
+  const int64_t n_ctx = ctx.scheduler.options().n_ctx;
+  if (int64_t(prompt.size()) >= n_ctx)
+    return reply_error(res, {400, "the prompt has " + std::to_string(prompt.size()) + " tokens, but the context holds " + std::to_string(n_ctx) +
+                                     " tokens (prompt and completion); shorten the prompt",
+                             "invalid_request_error", chat ? "messages" : "prompt", "context_length_exceeded"});
+
+  engine::Request er;
+  er.prompt = prompt;
+  er.sampling = p.sampling;
+  er.max_tokens = p.max_tokens > 0 ? p.max_tokens : int32_t(n_ctx);
+  er.stop_ids = ctx.tok.vocab().eog_ids();
+  er.top_logprobs = p.top_logprobs;
+  auto job = std::make_shared<Job>(ctx, chat, std::move(p), opens_reasoning);
+  job->prompt_tokens = int64_t(prompt.size());
+  job->stream = ctx.scheduler.submit(std::move(er));
+  if (!job->p.stream) return run_whole(*job, res);
+  res.set_header("Cache-Control", "no-cache");
+  res.set_chunked_content_provider(
+      "text/event-stream", [job](size_t, httplib::DataSink& sink) { return run_stream(*job, sink); },
+      [job](bool) { job->stream->cancel(); });
+}
+
+}  // namespace zinc::server

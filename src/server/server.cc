@@ -1,0 +1,152 @@
+#include "server/server.h"
+
+#include <httplib.h>
+
+#include <atomic>
+#include <csignal>
+#include <chrono>
+#include <random>
+#include <thread>
+
+#include "server/api.h"
+#include "server/generation.h"
+#include "server/metrics.h"
+#include "server/web_page.h"
+
+namespace zinc::server {
+
+struct Server::Impl {
+  Impl(const tokenizer::Tokenizer& t, const chat::ChatFormat& f, engine::Scheduler& s, ServerOptions o)
+      : ctx{t, f, s, std::move(o), {}, {}} {}
+  GenerationContext ctx;
+  httplib::Server http;
+  std::thread thread;
+  int port = -1;
+  bool started = false;
+};
+
+namespace {
+
+bool is_loopback_host(std::string_view host) {
+  return host == "localhost" || host == "::1" || host == "[::1]" || host.substr(0, 4) == "127.";
+}
+
+// The Host header's name without its port ("localhost:9090" → "localhost", "[::1]:80" → "[::1]").
+std::string_view host_name(std::string_view h) {
+  if (!h.empty() && h[0] == '[') {
+    const size_t close = h.find(']');
+    return close == std::string_view::npos ? h : h.substr(0, close + 1);
+  }
+  const size_t colon = h.find(':');
+  return colon == std::string_view::npos ? h : h.substr(0, colon);
+}
+
+bool equal_constant_time(std::string_view a, std::string_view b) {
+  unsigned diff = unsigned(a.size() != b.size());
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) diff |= unsigned(uint8_t(a[i]) ^ uint8_t(b[i]));
+  return diff == 0;
+}
+
+std::string endpoint_label(const std::string& path) {
+  for (const char* known : {"/v1/chat/completions", "/v1/completions", "/chat/completions", "/completions", "/v1/models",
+                            "/health", "/metrics", "/"})
+    if (path == known) return path;
+  return "other";
+}
+
+}  // namespace
+
+Server::Server(const tokenizer::Tokenizer& tok, const chat::ChatFormat& format, engine::Scheduler& scheduler, ServerOptions options)
+    : impl_(std::make_unique<Impl>(tok, format, scheduler, std::move(options))) {
+  Impl& im = *impl_;
+  GenerationContext& ctx = im.ctx;
+  const ServerOptions& o = ctx.options;
+  const int n_threads = o.http_threads > 0 ? o.http_threads : 4 * scheduler.options().parallel + 16;
+  im.http.new_task_queue = [n_threads] { return new httplib::ThreadPool(size_t(n_threads)); };
+  im.http.set_payload_max_length(o.max_body_bytes);
+  im.http.set_read_timeout(std::chrono::seconds(30));
+  im.http.set_write_timeout(std::chrono::seconds(30));
+  const bool loopback = is_loopback_host(o.host);
+
+  im.http.set_pre_routing_handler([&ctx, loopback](const httplib::Request& req, httplib::Response& res) {
+    if (loopback && req.has_header("Host") && !is_loopback_host(host_name(req.get_header_value("Host")))) {
+      reply_error(res, {403, "the Host header '" + req.get_header_value("Host") + "' is not a loopback name", "invalid_request_error", "", "forbidden_host"});
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    const std::string& key = ctx.options.api_key;
+    if (!key.empty() && req.path != "/" && req.path != "/health" &&
+        !equal_constant_time(req.get_header_value("Authorization"), "Bearer " + key)) {
+      reply_error(res, {401, "missing or wrong API key: send 'Authorization: Bearer KEY'", "authentication_error", "", "invalid_api_key"});
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  im.http.set_error_handler(httplib::Server::HandlerWithResponse([&ctx](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    ApiError e{res.status, "", "invalid_request_error", "", ""};
+    if (res.status == 404) e.message = "no endpoint " + req.method + " " + req.path, e.code = "not_found";
+    else if (res.status == 413) e.message = "the request body is larger than " + std::to_string(ctx.options.max_body_bytes) + " bytes", e.code = "request_too_large";
+    else e.message = "bad request (HTTP " + std::to_string(res.status) + ")";
+    if (res.status >= 500) e.type = "server_error";
+    reply_error(res, e);
+    return httplib::Server::HandlerResponse::Handled;
+  }));
+  im.http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+    reply_error(res, {500, "internal error", "server_error", "", ""});
+  });
+  im.http.set_logger([&ctx](const httplib::Request& req, const httplib::Response& res) {
+    ctx.metrics.request(endpoint_label(req.path), res.status);
+  });
+
+  for (const char* path : {"/v1/chat/completions", "/chat/completions"})
+    im.http.Post(path, [&ctx](const httplib::Request& req, httplib::Response& res) { handle_generation(ctx, req, res, true); });
+  for (const char* path : {"/v1/completions", "/completions"})
+    im.http.Post(path, [&ctx](const httplib::Request& req, httplib::Response& res) { handle_generation(ctx, req, res, false); });
+  im.http.Get("/v1/models", [&ctx](const httplib::Request&, httplib::Response& res) {
+    Json model = {{"id", ctx.options.model_name}, {"object", "model"}, {"created", unix_time()}, {"owned_by", "zinc"},
+                  {"meta", {{"n_ctx", ctx.scheduler.options().n_ctx}, {"n_vocab", ctx.tok.n_tokens()}}}};
+    res.set_content(dump(Json{{"object", "list"}, {"data", Json::array({model})}}), "application/json");
+  });
+  im.http.Get("/health", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("{\"status\":\"ok\"}", "application/json");
+  });
+  im.http.Get("/metrics", [&ctx](const httplib::Request&, httplib::Response& res) {
+    res.set_content(ctx.metrics.render(ctx.scheduler.stats()), "text/plain; version=0.0.4");
+  });
+  im.http.Get("/", [](const httplib::Request&, httplib::Response& res) {
+    const std::string_view page = web_page();
+    res.set_content(page.data(), page.size(), "text/html; charset=utf-8");
+  });
+}
+
+Server::~Server() { stop(); }
+
+Status Server::start() {
+  Impl& im = *impl_;
+  if (im.started) return error("the server is already started");
+  const ServerOptions& o = im.ctx.options;
+  if (o.port < 0 || o.port > 65535) return error("port %d is out of range", o.port);
+  if (o.port == 0) {
+    im.port = im.http.bind_to_any_port(o.host);
+  } else {
+    im.port = im.http.bind_to_port(o.host, o.port) ? o.port : -1;
+  }
+  if (im.port <= 0) return error("cannot listen on %s:%d (address in use or not local?)", o.host.c_str(), o.port);
+  std::signal(SIGPIPE, SIG_IGN);  // a client that hangs up is a failed write, not the end of the process
+  im.started = true;
+  im.thread = std::thread([&im] { im.http.listen_after_bind(); });
+  return ok_status();
+}
+
+int Server::port() const { return impl_->port; }
+
+void Server::stop() {
+  Impl& im = *impl_;
+  if (!im.started) return;
+  im.ctx.stopping.store(true);
+  im.http.stop();
+  if (im.thread.joinable()) im.thread.join();
+  im.started = false;
+}
+
+}  // namespace zinc::server

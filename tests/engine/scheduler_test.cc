@@ -1,0 +1,211 @@
+// The continuous-batching scheduler on stories260K: batched sequences decode the tokens each gets
+// alone, chunked prefill changes nothing, cancellation frees pages, the prefix cache reuses pages
+// without changing the logits, and bad requests end with an error.
+#include "engine/scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include "model/model.h"
+#include "support/test_data.h"
+
+namespace zinc::engine {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::unique_ptr<model::Model> load(const std::string& rel) {
+  auto m = model::Model::load(test::data_path(rel));
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  return m.ok() ? std::move(m).value() : nullptr;
+}
+
+std::vector<int32_t> some_tokens(size_t n, int32_t seed) {
+  std::vector<int32_t> t(n);
+  t[0] = 1;  // BOS
+  for (size_t i = 1; i < n; ++i) t[i] = int32_t((seed + 131 * i) % 500 + 3);
+  return t;
+}
+
+struct Outcome {
+  std::vector<int32_t> tokens;
+  std::vector<float> logprobs;
+  Event done;
+};
+
+Outcome collect(Stream& s) {
+  Outcome o;
+  for (;;) {
+    auto e = s.next(60s);
+    if (!e) {
+      ADD_FAILURE() << "no event within 60 s";
+      return o;
+    }
+    if (e->kind == Event::Kind::kDone) {
+      o.done = *e;
+      return o;
+    }
+    o.tokens.push_back(e->token);
+    o.logprobs.push_back(e->logprob);
+  }
+}
+
+struct Setup {
+  std::unique_ptr<Runner> runner;
+  std::unique_ptr<Scheduler> scheduler;
+};
+
+Setup make(const model::Model& m, int32_t parallel, int64_t chunk = 256, size_t prefixes = 64) {
+  RunnerOptions ro;
+  ro.n_threads = 2;
+  ro.max_seqs = parallel;
+  ro.n_ctx = 512 * parallel;
+  Setup s;
+  s.runner = std::move(Runner::create(m, ro).value());
+  SchedulerOptions so;
+  so.parallel = parallel;
+  so.n_ctx = 512;
+  so.prefill_chunk = chunk;
+  so.max_cached_prefixes = prefixes;
+  s.scheduler = std::make_unique<Scheduler>(*s.runner, so);
+  return s;
+}
+
+Request greedy(std::vector<int32_t> prompt, int32_t n) {
+  Request r;
+  r.prompt = std::move(prompt);
+  r.sampling.temperature = 0;
+  r.max_tokens = n;
+  r.top_logprobs = 0;
+  return r;
+}
+
+TEST(Scheduler, BatchedSequencesMatchOneAtATime) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto m = load("models/stories260K.gguf");
+  ASSERT_TRUE(m);
+  const std::vector<std::vector<int32_t>> prompts = {some_tokens(5, 1), some_tokens(40, 2), some_tokens(130, 3),
+                                                     some_tokens(17, 4), some_tokens(9, 5)};
+  std::vector<Outcome> alone;
+  {
+    auto s = make(*m, 1, 256, 0);
+    for (const auto& p : prompts) alone.push_back(collect(*s.scheduler->submit(greedy(p, 24))));
+  }
+  // Four at a time (the fifth queues), prompts prefilled 32 tokens per step among decoding streams.
+  auto s = make(*m, 4, 32, 0);
+  std::vector<std::shared_ptr<Stream>> streams;
+  for (const auto& p : prompts) streams.push_back(s.scheduler->submit(greedy(p, 24)));
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    Outcome o = collect(*streams[i]);
+    EXPECT_EQ(o.tokens, alone[i].tokens) << "prompt " << i;
+    EXPECT_EQ(o.done.finish, alone[i].done.finish);
+    ASSERT_EQ(o.logprobs.size(), alone[i].logprobs.size());
+    for (size_t t = 0; t < o.logprobs.size(); ++t) EXPECT_NEAR(o.logprobs[t], alone[i].logprobs[t], 1e-4) << i << ":" << t;
+    EXPECT_EQ(o.done.prompt_tokens, int64_t(prompts[i].size()));
+    EXPECT_EQ(o.done.completion_tokens, int64_t(o.tokens.size()));
+  }
+  EXPECT_EQ(s.scheduler->stats().kv_pages_used, 0);  // no prefix cache: every page is back
+}
+
+TEST(Scheduler, SeededSamplingIsReproducibleInABatch) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto m = load("models/stories260K.gguf");
+  ASSERT_TRUE(m);
+  Request r;
+  r.prompt = some_tokens(12, 9);
+  r.sampling.temperature = 1.0f;
+  r.sampling.seed = 1234;
+  r.max_tokens = 32;
+  auto s = make(*m, 3, 256, 0);
+  auto other = s.scheduler->submit(greedy(some_tokens(50, 3), 40));
+  auto a = s.scheduler->submit(r);
+  auto b = s.scheduler->submit(r);
+  const auto ta = collect(*a).tokens, tb = collect(*b).tokens;
+  collect(*other);
+  EXPECT_EQ(ta, tb);
+  EXPECT_FALSE(ta.empty());
+}
+
+TEST(Scheduler, CancelFreesTheSequenceAndItsPages) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto m = load("models/stories260K.gguf");
+  ASSERT_TRUE(m);
+  auto s = make(*m, 2, 256, 0);
+  auto stream = s.scheduler->submit(greedy(some_tokens(100, 1), 400));
+  auto first = stream->next(60s);
+  ASSERT_TRUE(first && first->kind == Event::Kind::kToken);
+  EXPECT_GT(s.scheduler->stats().kv_pages_used, 0);
+  stream->cancel();
+  Outcome rest = collect(*stream);
+  EXPECT_EQ(rest.done.finish, FinishReason::kCancelled);
+  EXPECT_LT(rest.done.completion_tokens, 400);
+  EXPECT_EQ(s.scheduler->stats().kv_pages_used, 0);
+  EXPECT_EQ(s.scheduler->stats().active, 0);
+  // A cancelled request that never started ends too.
+  auto busy = s.scheduler->submit(greedy(some_tokens(10, 1), 50));
+  auto busy2 = s.scheduler->submit(greedy(some_tokens(10, 2), 50));
+  auto waiting = s.scheduler->submit(greedy(some_tokens(10, 3), 50));
+  waiting->cancel();
+  EXPECT_EQ(collect(*waiting).done.finish, FinishReason::kCancelled);
+  collect(*busy);
+  collect(*busy2);
+}
+
+TEST(Scheduler, PrefixReuseGivesTheSameTokensAndLogits) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto m = load("models/stories260K.gguf");
+  ASSERT_TRUE(m);
+  auto s = make(*m, 2);
+  const auto turn1 = some_tokens(70, 5);
+  Outcome o1 = collect(*s.scheduler->submit(greedy(turn1, 20)));
+  EXPECT_EQ(o1.done.cached_tokens, 0);
+  // The second turn: the first prompt, the reply, and new tokens.
+  std::vector<int32_t> turn2 = turn1;
+  turn2.insert(turn2.end(), o1.tokens.begin(), o1.tokens.end());
+  for (int32_t t : some_tokens(23, 8)) turn2.push_back(t == 1 ? 2 : t);
+  Outcome cached = collect(*s.scheduler->submit(greedy(turn2, 20)));
+  // Everything the cache held: the first prompt and all but the last reply token.
+  EXPECT_EQ(cached.done.cached_tokens, int64_t(turn1.size() + o1.tokens.size() - 1));
+  auto fresh_s = make(*m, 1, 256, 0);
+  Outcome fresh = collect(*fresh_s.scheduler->submit(greedy(turn2, 20)));
+  EXPECT_EQ(fresh.done.cached_tokens, 0);
+  EXPECT_EQ(cached.tokens, fresh.tokens);
+  ASSERT_EQ(cached.logprobs.size(), fresh.logprobs.size());
+  for (size_t t = 0; t < cached.logprobs.size(); ++t) EXPECT_NEAR(cached.logprobs[t], fresh.logprobs[t], 1e-4) << t;
+  // The same prompt again reuses all but its last token; a different one shares only BOS.
+  EXPECT_EQ(collect(*s.scheduler->submit(greedy(turn2, 4))).done.cached_tokens, int64_t(turn2.size()) - 1);
+  const auto stats = s.scheduler->stats();
+  EXPECT_GT(stats.prompt_tokens_cached, 0);
+  EXPECT_GT(stats.cached_prefixes, 0);
+  EXPECT_GT(stats.kv_pages_used, 0);  // held by the cached prefixes
+}
+
+TEST(Scheduler, HybridModelsSkipPrefixReuse) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto m = load("models/qwen35-f32.gguf");
+  ASSERT_TRUE(m);
+  auto s = make(*m, 2);
+  const auto p = some_tokens(30, 3);
+  Outcome a = collect(*s.scheduler->submit(greedy(p, 6)));
+  Outcome b = collect(*s.scheduler->submit(greedy(p, 6)));
+  EXPECT_EQ(b.done.cached_tokens, 0);
+  EXPECT_EQ(a.tokens, b.tokens);
+}
+
+TEST(Scheduler, BadRequestsEndWithAnError) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto m = load("models/stories260K.gguf");
+  ASSERT_TRUE(m);
+  auto s = make(*m, 1);
+  EXPECT_EQ(collect(*s.scheduler->submit(greedy({}, 4))).done.finish, FinishReason::kError);
+  Outcome too_long = collect(*s.scheduler->submit(greedy(some_tokens(512, 1), 4)));
+  EXPECT_EQ(too_long.done.finish, FinishReason::kError);
+  EXPECT_NE(too_long.done.error.find("512"), std::string::npos) << too_long.done.error;
+  EXPECT_EQ(collect(*s.scheduler->submit(greedy({1, 100000}, 4))).done.finish, FinishReason::kError);
+  // The context bounds the completion: finish = length at 512 tokens.
+  Outcome full = collect(*s.scheduler->submit(greedy(some_tokens(500, 1), 100)));
+  EXPECT_EQ(full.done.finish, FinishReason::kLength) << full.done.error;
+  EXPECT_EQ(full.done.prompt_tokens + full.done.completion_tokens, 512);
+}
+
+}  // namespace
+}  // namespace zinc::engine

@@ -1,0 +1,209 @@
+// The HTTP API against a real server on stories260K: response and chunk shapes, streaming equal
+// to the whole answer, stop strings, seeds, logprobs, prefix reuse in usage, and the endpoints.
+#include <gtest/gtest.h>
+
+#include "server_fixture.h"
+
+namespace zinc::server {
+namespace {
+
+Json completion(const std::string& prompt, int max_tokens, Json extra = Json::object()) {
+  Json j = {{"model", "stories"}, {"prompt", prompt}, {"max_tokens", max_tokens}, {"temperature", 0}};
+  for (auto& [k, v] : extra.items()) j[k] = v;
+  return j;
+}
+
+Json chat(const std::string& user, int max_tokens, Json extra = Json::object()) {
+  Json j = {{"messages", Json::array({{{"role", "user"}, {"content", user}}})}, {"max_tokens", max_tokens}, {"temperature", 0}};
+  for (auto& [k, v] : extra.items()) j[k] = v;
+  return j;
+}
+
+TEST(Api, HealthModelsMetricsAndPage) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto s = TestServer::start();
+  auto c = s->client();
+  auto h = c.Get("/health");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->status, 200);
+  EXPECT_EQ(Json::parse(h->body)["status"], "ok");
+  auto m = c.Get("/v1/models");
+  ASSERT_TRUE(m);
+  Json models = Json::parse(m->body);
+  EXPECT_EQ(models["object"], "list");
+  EXPECT_EQ(models["data"][0]["id"], "stories");
+  EXPECT_EQ(models["data"][0]["object"], "model");
+  auto page = c.Get("/");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200);
+  EXPECT_NE(page->body.find("<html"), std::string::npos);
+  EXPECT_EQ(page->get_header_value("Content-Type"), "text/html; charset=utf-8");
+  post(*s, "/v1/completions", completion("Once upon a time", 4));
+  auto metrics = c.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  for (const char* name : {"zinc_requests_total{endpoint=\"/health\",status=\"200\"} 1", "zinc_prompt_tokens_total",
+                           "zinc_completion_tokens_total 4", "zinc_time_to_first_token_seconds_bucket", "zinc_time_per_output_token_seconds_count",
+                           "zinc_kv_pages_used", "zinc_queue_depth 0", "zinc_prompt_tokens_cached_total"})
+    EXPECT_NE(metrics->body.find(name), std::string::npos) << name << "\n" << metrics->body;
+}
+
+TEST(Api, CompletionShapeAndStreamingMatch) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto s = TestServer::start();
+  Reply r = post(*s, "/v1/completions", completion("Once upon a time", 24));
+  ASSERT_EQ(r.status, 200) << r.text;
+  EXPECT_EQ(r.body["object"], "text_completion");
+  EXPECT_EQ(r.body["id"].get<std::string>().rfind("cmpl-", 0), 0u);
+  EXPECT_EQ(r.body["model"], "stories");
+  EXPECT_TRUE(r.body["created"].is_number_integer());
+  const Json& choice = r.body["choices"][0];
+  EXPECT_EQ(choice["index"], 0);
+  EXPECT_EQ(choice["finish_reason"], "length");
+  EXPECT_TRUE(choice["logprobs"].is_null());
+  const std::string text = choice["text"];
+  EXPECT_GT(text.size(), 20u);
+  EXPECT_EQ(r.body["usage"]["completion_tokens"], 24);
+  EXPECT_EQ(r.body["usage"]["total_tokens"], r.body["usage"]["prompt_tokens"].get<int>() + 24);
+  EXPECT_TRUE(r.body["usage"]["prompt_tokens_details"]["cached_tokens"].is_number_integer());
+
+  Reply st = post(*s, "/v1/completions", completion("Once upon a time", 24, {{"stream", true}, {"stream_options", {{"include_usage", true}}}}));
+  ASSERT_EQ(st.status, 200);
+  Sse sse = parse_sse(st.text);
+  EXPECT_TRUE(sse.done);
+  ASSERT_GE(sse.events.size(), 3u);
+  std::string streamed;
+  for (size_t i = 0; i + 1 < sse.events.size(); ++i) {
+    const Json& e = sse.events[i];
+    EXPECT_EQ(e["object"], "text_completion");
+    ASSERT_EQ(e["choices"].size(), 1u);
+    streamed += e["choices"][0]["text"].get<std::string>();
+    EXPECT_TRUE(e["usage"].is_null());
+  }
+  EXPECT_EQ(streamed, text);
+  EXPECT_EQ(sse.events[sse.events.size() - 2]["choices"][0]["finish_reason"], "length");
+  const Json& last = sse.events.back();  // the usage chunk
+  EXPECT_TRUE(last["choices"].empty());
+  EXPECT_EQ(last["usage"]["completion_tokens"], 24);
+}
+
+TEST(Api, StopStringsCutTheTextInBothModes) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto s = TestServer::start();
+  const std::string full = post(*s, "/v1/completions", completion("Once upon a time", 40)).body["choices"][0]["text"];
+  ASSERT_GT(full.size(), 30u);
+  const std::string stop = full.substr(15, 4);
+  const std::string expected = full.substr(0, full.find(stop));
+  for (bool stream : {false, true}) {
+    Reply r = post(*s, "/v1/completions", completion("Once upon a time", 40, {{"stop", Json::array({stop, "zzzz"})}, {"stream", stream}}));
+    ASSERT_EQ(r.status, 200);
+    std::string text, finish;
+    if (stream) {
+      for (const auto& e : parse_sse(r.text).events) {
+        text += e["choices"][0]["text"].get<std::string>();
+        if (!e["choices"][0]["finish_reason"].is_null()) finish = e["choices"][0]["finish_reason"];
+      }
+    } else {
+      text = r.body["choices"][0]["text"];
+      finish = r.body["choices"][0]["finish_reason"];
+    }
+    EXPECT_EQ(text, expected) << "stream " << stream << " stop '" << stop << "'";
+    EXPECT_EQ(finish, "stop");
+  }
+}
+
+TEST(Api, SeedsReproduce) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto s = TestServer::start();
+  auto sample = [&](int seed) {
+    return post(*s, "/v1/completions", completion("Once upon a time", 30, {{"temperature", 1.0}, {"seed", seed}})).body["choices"][0]["text"].get<std::string>();
+  };
+  const std::string a = sample(42), b = sample(42);
+  EXPECT_EQ(a, b);
+  bool differs = false;
+  for (int seed = 1; seed < 5 && !differs; ++seed) differs = sample(seed) != a;
+  EXPECT_TRUE(differs);
+}
+
+TEST(Api, ChatShapesStreamingAndCachedSecondTurn) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto s = TestServer::start();
+  Reply r = post(*s, "/v1/chat/completions", chat("Tell me a story about a cat.", 16));
+  ASSERT_EQ(r.status, 200) << r.text;
+  EXPECT_EQ(r.body["object"], "chat.completion");
+  EXPECT_EQ(r.body["id"].get<std::string>().rfind("chatcmpl-", 0), 0u);
+  const Json& msg = r.body["choices"][0]["message"];
+  EXPECT_EQ(msg["role"], "assistant");
+  EXPECT_TRUE(msg["content"].is_string());
+  EXPECT_FALSE(msg.contains("reasoning_content"));
+  const std::string answer = msg["content"];
+
+  Reply st = post(*s, "/v1/chat/completions", chat("Tell me a story about a cat.", 16, {{"stream", true}}));
+  Sse sse = parse_sse(st.text);
+  ASSERT_TRUE(sse.done);
+  ASSERT_GE(sse.events.size(), 2u);
+  EXPECT_EQ(sse.events[0]["object"], "chat.completion.chunk");
+  EXPECT_EQ(sse.events[0]["choices"][0]["delta"]["role"], "assistant");
+  std::string streamed;
+  for (const auto& e : sse.events) streamed += e["choices"][0]["delta"].value("content", "");
+  EXPECT_EQ(streamed, answer);
+  EXPECT_EQ(sse.events.back()["choices"][0]["finish_reason"], "length");
+  EXPECT_TRUE(sse.events.back()["choices"][0]["delta"].empty());
+
+  // The second turn reuses the first turn's pages.
+  Json turn2 = {{"messages", Json::array({{{"role", "user"}, {"content", "Tell me a story about a cat."}},
+                                          {{"role", "assistant"}, {"content", answer}},
+                                          {{"role", "user"}, {"content", "And then?"}}})},
+                {"max_tokens", 8}, {"temperature", 0}};
+  Reply r2 = post(*s, "/v1/chat/completions", turn2);
+  ASSERT_EQ(r2.status, 200) << r2.text;
+  EXPECT_GT(r2.body["usage"]["prompt_tokens_details"]["cached_tokens"].get<int>(), 10) << r2.text;
+}
+
+TEST(Api, ReasoningGoesToReasoningContent) {
+  ZINC_REQUIRE_TEST_DATA();
+  // A template that opens the thinking block in the prompt: everything generated is reasoning
+  // until </think> (which stories260K never writes).
+  auto s = TestServer::start({}, "{% for m in messages %}{{ m.content }}\n{% endfor %}<think>\n");
+  Reply r = post(*s, "/v1/chat/completions", chat("Once upon a time", 12));
+  ASSERT_EQ(r.status, 200) << r.text;
+  const Json& msg = r.body["choices"][0]["message"];
+  EXPECT_GT(msg["reasoning_content"].get<std::string>().size(), 5u) << r.text;
+  EXPECT_EQ(msg["content"], "");
+  Sse sse = parse_sse(post(*s, "/v1/chat/completions", chat("Once upon a time", 12, {{"stream", true}})).text);
+  std::string reasoning;
+  for (const auto& e : sse.events) reasoning += e["choices"][0]["delta"].value("reasoning_content", "");
+  EXPECT_EQ(reasoning, msg["reasoning_content"]);
+}
+
+TEST(Api, Logprobs) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto s = TestServer::start();
+  Reply r = post(*s, "/v1/chat/completions", chat("Hi", 5, {{"logprobs", true}, {"top_logprobs", 3}}));
+  ASSERT_EQ(r.status, 200) << r.text;
+  const Json& content = r.body["choices"][0]["logprobs"]["content"];
+  ASSERT_EQ(content.size(), 5u);
+  for (const auto& t : content) {
+    EXPECT_TRUE(t["token"].is_string());
+    EXPECT_LE(t["logprob"].get<double>(), 0.0);
+    EXPECT_TRUE(t["bytes"].is_array());
+    ASSERT_EQ(t["top_logprobs"].size(), 3u);
+    EXPECT_EQ(t["top_logprobs"][0]["logprob"], t["logprob"]);  // greedy picks the top one
+  }
+  Reply c = post(*s, "/v1/completions", completion("Once", 4, {{"logprobs", 2}}));
+  ASSERT_EQ(c.status, 200) << c.text;
+  const Json& lp = c.body["choices"][0]["logprobs"];
+  EXPECT_EQ(lp["tokens"].size(), 4u);
+  EXPECT_EQ(lp["token_logprobs"].size(), 4u);
+  EXPECT_EQ(lp["top_logprobs"][0].size(), 2u);
+}
+
+TEST(Api, TokenIdPrompts) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto s = TestServer::start();
+  Reply r = post(*s, "/v1/completions", Json{{"prompt", {1, 403, 407}}, {"max_tokens", 3}});
+  ASSERT_EQ(r.status, 200) << r.text;
+  EXPECT_EQ(r.body["usage"]["prompt_tokens"], 3);
+}
+
+}  // namespace
+}  // namespace zinc::server
