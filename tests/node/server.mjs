@@ -36,7 +36,7 @@ export async function startServer(extra = []) {
   let lastError;
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();
-    const args = ["serve", "-m", model, "--host", "127.0.0.1", "--port", String(port), ...extra];
+    const args = ["serve", "-m", model, "--host", "127.0.0.1", "--port", String(port), "-t", "2", ...extra];
     const child = spawn(bin, args, { stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
     child.stdout.on("data", (d) => { output += d; });
