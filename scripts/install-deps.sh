@@ -10,6 +10,8 @@ packages=(
   nlohmann-json3-dev libcpp-httplib-dev libcli11-dev libssl-dev libpcre2-dev
   # Vulkan: headers, loader, shader compiler, lavapipe for tests
   libvulkan-dev libvulkan1 glslc mesa-vulkan-drivers
+  # line editing and history for zinc chat (BSD licence; the binary then needs libedit2)
+  libedit-dev
   # tests, benchmarks, fuzzing
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
   # headless browser for the web chat test
@@ -25,13 +27,26 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
+if [ ${#missing[@]} -ne 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-echo "install-deps: installing ${missing[*]}"
-sudo_cmd=()
-[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
-export DEBIAN_FRONTEND=noninteractive
-"${sudo_cmd[@]}" apt-get update -qq
-"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# The npm packages of tests/node (openai, playwright-core), exactly as package-lock.json pins
+# them; npm runs only when node_modules is missing or the lock changed. Without them (offline)
+# the node tests skip.
+node_dir="$(cd "$(dirname "$0")/.." && pwd)/tests/node"
+stamp="$node_dir/node_modules/.zinc-lock-sha256"
+lock_sha=$(sha256sum "$node_dir/package-lock.json" | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$lock_sha" ]; then
+  echo "install-deps: npm ci in tests/node"
+  if (cd "$node_dir" && npm ci --no-audit --no-fund --loglevel=error); then
+    echo "$lock_sha" > "$stamp"
+  else
+    echo "install-deps: warning: npm ci failed in tests/node; the node tests will be skipped" >&2
+  fi
+fi

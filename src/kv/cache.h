@@ -103,6 +103,11 @@ class Cache {
   float* ssm_state(int32_t recurrent_layer, SeqId seq) const {
     return state_ + size_t(seq) * state_floats_ + ssm_offset_[size_t(recurrent_layer)];
   }
+  // The whole recurrent-state slot of `seq` (empty without recurrent layers): a copy saved at a
+  // position and written back later rewinds the sequence's state to that position.
+  std::span<float> recurrent_state(SeqId seq) const {
+    return state_ ? std::span<float>(state_ + size_t(seq) * state_floats_, state_floats_) : std::span<float>();
+  }
 
  private:
   struct Sequence {

@@ -1,0 +1,164 @@
+// zinc serve through the official openai client: chat and completions, streaming and not, usage
+// (with stream_options.include_usage), stop sequences, seed reproducibility, errors, models.list,
+// and --api-key. Exit 0: all passed, 1: a check failed.
+import assert from "node:assert/strict";
+import OpenAI from "openai";
+import { runChecks, startServer } from "./server.mjs";
+
+const kModel = "zinc-test";
+const server = await startServer(["--alias", kModel, "-c", "1024"]);
+const client = new OpenAI({ baseURL: server.base + "/v1", apiKey: "unused", maxRetries: 0, timeout: 30000 });
+const messages = [{ role: "user", content: "Tell me a story about Lily." }];
+const greedy = { model: kModel, temperature: 0, max_tokens: 32 };
+
+async function collectChat(params) {
+  const stream = await client.chat.completions.create({ ...params, stream: true });
+  let text = "", finish = null, usage = null, chunks = 0;
+  for await (const chunk of stream) {
+    chunks++;
+    assert.equal(chunk.object, "chat.completion.chunk");
+    if (chunk.usage) usage = chunk.usage;
+    const choice = chunk.choices[0];
+    if (!choice) continue;
+    text += choice.delta.content ?? "";
+    if (choice.finish_reason) finish = choice.finish_reason;
+  }
+  return { text, finish, usage, chunks };
+}
+async function collectCompletion(params) {
+  const stream = await client.completions.create({ ...params, stream: true });
+  let text = "", finish = null, usage = null;
+  for await (const chunk of stream) {
+    if (chunk.usage) usage = chunk.usage;
+    const choice = chunk.choices[0];
+    if (!choice) continue;
+    text += choice.text ?? "";
+    if (choice.finish_reason) finish = choice.finish_reason;
+  }
+  return { text, finish, usage };
+}
+function checkUsage(usage, maxCompletion) {
+  assert.ok(usage, "usage is present");
+  assert.ok(usage.prompt_tokens > 0, "prompt_tokens > 0");
+  assert.ok(usage.completion_tokens > 0 && usage.completion_tokens <= maxCompletion, "completion_tokens in range");
+  assert.equal(usage.total_tokens, usage.prompt_tokens + usage.completion_tokens);
+}
+// The token counts (prompt_tokens_details.cached_tokens varies with the server's prefix cache).
+const counts = (u) => ({ prompt: u.prompt_tokens, completion: u.completion_tokens, total: u.total_tokens });
+// The first occurrence of a short piece from the middle of `text`, for a stop sequence.
+function stopPiece(text) {
+  const at = text.indexOf(" ", Math.floor(text.length / 3));
+  assert.ok(at > 0, "the text is long enough for a stop sequence: " + JSON.stringify(text));
+  const piece = text.slice(at, at + 4);
+  return { piece, before: text.slice(0, text.indexOf(piece)) };
+}
+
+let chatText = "", chatUsage = null, completionText = "";
+const failed = await runChecks([
+  ["models.list names the alias", async () => {
+    const ids = [];
+    for await (const m of client.models.list()) ids.push(m.id);
+    assert.ok(ids.includes(kModel), "models: " + ids.join(", "));
+  }],
+  ["chat completion", async () => {
+    const r = await client.chat.completions.create({ ...greedy, messages });
+    assert.equal(r.object, "chat.completion");
+    assert.equal(r.choices.length, 1);
+    assert.equal(r.choices[0].message.role, "assistant");
+    chatText = r.choices[0].message.content;
+    assert.ok(typeof chatText === "string" && chatText.length > 0, "content: " + JSON.stringify(chatText));
+    assert.ok(["stop", "length"].includes(r.choices[0].finish_reason), r.choices[0].finish_reason);
+    checkUsage(r.usage, greedy.max_tokens);
+    chatUsage = r.usage;
+  }],
+  ["streamed chat completion gives the same text", async () => {
+    const s = await collectChat({ ...greedy, messages });
+    assert.equal(s.text, chatText);
+    assert.ok(s.chunks > 2, "several chunks: " + s.chunks);
+    assert.ok(["stop", "length"].includes(s.finish), s.finish);
+    assert.equal(s.usage, null, "no usage chunk unless asked");
+  }],
+  ["stream_options.include_usage", async () => {
+    const s = await collectChat({ ...greedy, messages, stream_options: { include_usage: true } });
+    assert.equal(s.text, chatText);
+    checkUsage(s.usage, greedy.max_tokens);
+    assert.deepEqual(counts(s.usage), counts(chatUsage));
+  }],
+  ["completion, streamed and not", async () => {
+    const r = await client.completions.create({ ...greedy, prompt: "Once upon a time" });
+    assert.equal(r.object, "text_completion");
+    completionText = r.choices[0].text;
+    assert.ok(completionText.length > 0);
+    checkUsage(r.usage, greedy.max_tokens);
+    const s = await collectCompletion({ ...greedy, prompt: "Once upon a time", stream_options: { include_usage: true } });
+    assert.equal(s.text, completionText);
+    assert.deepEqual(counts(s.usage), counts(r.usage));
+  }],
+  ["stop sequences end the text before them (chat)", async () => {
+    const { piece, before } = stopPiece(chatText);
+    const r = await client.chat.completions.create({ ...greedy, messages, stop: [piece] });
+    assert.equal(r.choices[0].message.content, before);
+    assert.equal(r.choices[0].finish_reason, "stop");
+    const s = await collectChat({ ...greedy, messages, stop: piece });
+    assert.equal(s.text, before, "the stream never shows the stop sequence");
+    assert.equal(s.finish, "stop");
+  }],
+  ["stop sequences end the text before them (completions)", async () => {
+    const { piece, before } = stopPiece(completionText);
+    const r = await client.completions.create({ ...greedy, prompt: "Once upon a time", stop: ["@@never@@", piece] });
+    assert.equal(r.choices[0].text, before);
+    assert.equal(r.choices[0].finish_reason, "stop");
+    const s = await collectCompletion({ ...greedy, prompt: "Once upon a time", stop: [piece] });
+    assert.equal(s.text, before);
+  }],
+  ["the same seed gives the same text", async () => {
+    const params = { model: kModel, messages, temperature: 1.0, top_p: 1, max_tokens: 32, seed: 1234 };
+    const a = (await client.chat.completions.create(params)).choices[0].message.content;
+    const b = (await client.chat.completions.create(params)).choices[0].message.content;
+    assert.equal(a, b);
+    const c = await collectChat(params);
+    assert.equal(c.text, a, "streamed or not");
+    const others = [];
+    for (const seed of [1, 2, 3]) others.push((await client.chat.completions.create({ ...params, seed })).choices[0].message.content);
+    assert.ok(others.some((t) => t !== a), "other seeds give other texts");
+  }],
+  ["a bad request is an APIError with status and message", async () => {
+    await assert.rejects(client.chat.completions.create({ ...greedy, messages, n: 2 }), (e) => {
+      assert.ok(e instanceof OpenAI.APIError, "APIError: " + e);
+      assert.equal(e.status, 400);
+      assert.ok(e.error && typeof e.error.message === "string" && e.error.message.length > 0, JSON.stringify(e.error));
+      assert.ok(e.message.includes(e.error.message));
+      return true;
+    });
+  }],
+  ["a prompt longer than the context is context_length_exceeded", async () => {
+    const long = "Once upon a time there was a little girl. ".repeat(200);
+    await assert.rejects(client.chat.completions.create({ ...greedy, messages: [{ role: "user", content: long }] }), (e) => {
+      assert.ok(e instanceof OpenAI.BadRequestError, String(e));
+      assert.equal(e.code, "context_length_exceeded");
+      return true;
+    });
+  }],
+  ["raw HTTP: malformed JSON is a 400 with OpenAI's error object", async () => {
+    const r = await fetch(server.base + "/v1/chat/completions", {
+      method: "POST", headers: { "Content-Type": "application/json" }, body: "{not json" });
+    assert.equal(r.status, 400);
+    const j = await r.json();
+    assert.ok(j.error && typeof j.error.message === "string" && "type" in j.error, JSON.stringify(j));
+  }],
+  ["--api-key: a wrong key is 401, the right one works", async () => {
+    const keyed = await startServer(["--alias", kModel, "--api-key", "s3cret"]);
+    try {
+      const bad = new OpenAI({ baseURL: keyed.base + "/v1", apiKey: "wrong", maxRetries: 0 });
+      await assert.rejects(bad.models.list(), (e) => e instanceof OpenAI.AuthenticationError && e.status === 401);
+      const good = new OpenAI({ baseURL: keyed.base + "/v1", apiKey: "s3cret", maxRetries: 0 });
+      const r = await good.chat.completions.create({ ...greedy, messages, max_tokens: 4 });
+      assert.ok(r.choices[0].message.content.length > 0);
+    } finally {
+      await keyed.stop();
+    }
+  }],
+]);
+await server.stop();
+if (failed) console.log("--- server log ---\n" + server.log().slice(-4000));
+process.exit(failed ? 1 : 0);
