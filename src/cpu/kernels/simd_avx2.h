@@ -55,6 +55,7 @@ struct Simd {
   }
 
   ZINC_INLINE static F32 zero_f32() { return {_mm256_setzero_ps(), _mm256_setzero_ps()}; }
+  ZINC_INLINE static F32 splat(float s) { return {_mm256_set1_ps(s), _mm256_set1_ps(s)}; }
   ZINC_INLINE static F32 load_f32(const float* p) { return {_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8)}; }
   ZINC_INLINE static void store_f32(float* p, const F32& v) {
     _mm256_storeu_ps(p, v.lo);

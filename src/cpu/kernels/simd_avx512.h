@@ -31,6 +31,7 @@ struct Simd {
   ZINC_INLINE static I32 dot_chunk_wide(I32 acc, U8 w, const int8_t* a) { return dot_chunk(acc, w, a); }
 
   ZINC_INLINE static F32 zero_f32() { return _mm512_setzero_ps(); }
+  ZINC_INLINE static F32 splat(float s) { return _mm512_set1_ps(s); }
   ZINC_INLINE static F32 load_f32(const float* p) { return _mm512_loadu_ps(p); }
   ZINC_INLINE static void store_f32(float* p, F32 v) { _mm512_storeu_ps(p, v); }
   ZINC_INLINE static F32 cvt(I32 a) { return _mm512_cvtepi32_ps(a); }
