@@ -1,5 +1,6 @@
 // The f16 attention kernels of every instruction set this CPU runs against double references:
-// head sizes below, at and past the vector width, every row count of a page, padded row strides.
+// head sizes below, at and past the vector width, every row count of a page, padded row strides;
+// and the softmax exponentials.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -80,6 +81,30 @@ TEST(AttentionKernels, F16AxpyRows) {
           EXPECT_NEAR(got[size_t(i)], ref, 1e-6 * mag + 1e-7)
               << isa_name(kt->isa) << " dim=" << dim << " rows=" << n_rows << " i=" << i;
         }
+      }
+    }
+  }
+}
+
+TEST(AttentionKernels, ExpShiftSum) {
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> u(-30.f, 0.f);
+  for (const auto* kt : tables()) {
+    for (int n = 1; n <= 16; ++n) {
+      for (int rep = 0; rep < 20; ++rep) {
+        const float m = 3.f;
+        float s[16], ref[16];
+        double ref_sum = 0;
+        for (int j = 0; j < 16; ++j) {
+          s[j] = m + u(rng) * (rep == 0 && j == 3 ? 10.f : 1.f);  // one far below: underflows
+          if (rep == 1 && j == 5) s[j] = m;                         // the maximum itself: 1
+          ref[j] = std::exp(s[j] - m);
+          if (j < n) ref_sum += ref[j];
+        }
+        const float sum = kt->exp_shift_sum(s, n, m);
+        for (int j = 0; j < n; ++j)
+          EXPECT_NEAR(s[j], ref[j], 4e-7 * ref[j] + 1e-30) << isa_name(kt->isa) << " n=" << n << " j=" << j;
+        EXPECT_NEAR(sum, ref_sum, 1e-6 * ref_sum) << isa_name(kt->isa) << " n=" << n;
       }
     }
   }

@@ -392,6 +392,7 @@ KernelTable make_table() {
   t.panel_rows = S::kTileRows;
   t.f16_dot_rows = &f16_dot_rows<S>;
   t.f16_axpy_rows = &f16_axpy_rows<S>;
+  t.exp_shift_sum = &exp_shift_sum<S>;
   return t;
 }
 

@@ -86,10 +86,7 @@ void attend_block_f16(const graph::Attention& op, const OpContext& ctx, const ke
           for (int32_t i = 0; i < dv; ++i) acc[i] *= c;
           m = block_max;
         }
-        for (int j = 0; j < n; ++j) {
-          s[j] = std::exp(s[j] - m);
-          l += s[j];
-        }
+        l += kt.exp_shift_sum(s, n, m);
         kt.f16_axpy_rows(s, vrows, v_stride, n, dv, acc);
       }
     }
