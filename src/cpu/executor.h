@@ -7,7 +7,9 @@
 #include <memory>
 #include <span>
 #include <string_view>
+#include <vector>
 
+#include "cpu/matmul.h"
 #include "cpu/thread_pool.h"
 #include "graph/batch.h"
 #include "graph/graph.h"
@@ -47,6 +49,11 @@ class Executor {
   uint8_t* arena_ = nullptr;  // 64-byte aligned
   uint8_t* scratch_ = nullptr;
   size_t scratch_bytes_ = 0;
+  MatmulInput matmul_input_;
+  // Runs of consecutive matmuls over one input, run as one dispatch: matmul_run_[i] is the
+  // length of the run that starts at op i (0 inside a run, 1 for a lone op).
+  std::vector<uint8_t> matmul_run_;
+  std::vector<const graph::Matmul*> matmul_ops_;  // per op: its Matmul params, or null
 };
 
 }  // namespace zinc::cpu

@@ -32,6 +32,7 @@ Result<std::unique_ptr<Runner>> Runner::create(const model::Model& model, const 
   if (options.n_ctx <= 0 || options.max_batch <= 0 || options.max_seqs <= 0)
     return error("context (%lld), batch (%lld) and sequence count (%d) must be positive", (long long)options.n_ctx,
                  (long long)options.max_batch, options.max_seqs);
+  if (options.resident_weights) ZINC_RETURN_IF_ERROR(model.make_weights_resident());
   std::unique_ptr<Runner> r(new Runner(model, options));
   kv::CacheOptions co;
   // Each sequence may waste up to one partly filled page.

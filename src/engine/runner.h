@@ -39,6 +39,7 @@ struct RunnerOptions {
   int32_t max_seqs = 1;              // sequences that may exist at once
   int64_t max_batch = 512;           // tokens per graph run; longer inputs are split
   kv::KvType kv_type = kv::KvType::kF16;
+  bool resident_weights = true;      // CPU: copy the weights out of the file mapping (Model::make_weights_resident)
 };
 
 class Runner {

@@ -1,12 +1,16 @@
 #include "model/model.h"
 
+#include <algorithm>
+
 #include "core/check.h"
 #include "core/quant.h"
 #include "gguf/file.h"
 #include "model/architectures.h"
+#include "model/resident_bytes.h"
 
 namespace zinc::model {
 
+Model::Model() = default;
 Model::~Model() = default;
 
 Result<std::unique_ptr<Model>> Model::load(const std::string& path) {
@@ -14,6 +18,7 @@ Result<std::unique_ptr<Model>> Model::load(const std::string& path) {
   if (!file.ok()) return file.status();
   auto model = from_file(std::move(file).value());
   if (!model.ok()) return model.status().with_context(path);
+  (*model)->path_ = path;
   return model;
 }
 
@@ -116,6 +121,31 @@ Status Model::bind() {
     }
   }
   return ok_status();
+}
+
+Status Model::make_weights_resident() const {
+  std::lock_guard<std::mutex> lock(resident_mutex_);
+  if (resident_ || path_.empty()) return ok_status();
+  const uint8_t* begin = file_->tensors().empty() ? nullptr : file_->tensors().front().data;
+  const uint8_t* end = begin;
+  for (const gguf::TensorInfo& t : file_->tensors()) {
+    begin = std::min(begin, t.data);
+    end = std::max(end, t.data + t.size_bytes);
+  }
+  if (begin == end) return ok_status();
+  const uint8_t* file_start = file_->tensors().front().data - (file_->data_offset() + file_->tensors().front().offset);
+  ZINC_ASSIGN_OR_RETURN(resident_, ResidentBytes::read(path_, uint64_t(begin - file_start), size_t(end - begin)));
+  // storage_ is only ever read through const pointers by graphs; the weights are ours to rebind.
+  for (const graph::Weight& w : storage_) {
+    const auto* p = static_cast<const uint8_t*>(w.data);
+    if (p >= begin && p < end) const_cast<graph::Weight&>(w).data = resident_->data() + (p - begin);
+  }
+  return ok_status();
+}
+
+bool Model::weights_resident() const {
+  std::lock_guard<std::mutex> lock(resident_mutex_);
+  return resident_ != nullptr;
 }
 
 const graph::Weight* Model::weight(WeightId id, int layer) const {

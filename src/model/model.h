@@ -1,10 +1,12 @@
 // A loaded model: the mapped GGUF file, typed hyper-parameters, and every weight bound and
 // shape-checked against its family's table. Weights stay in the mapping (element-wise weights of
-// a non-float32 type are converted once). Immutable and thread-compatible after load.
+// a non-float32 type are converted once) unless make_weights_resident() copies them out.
+// Immutable and thread-compatible after load, except for that one call.
 #pragma once
 
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,8 @@ class File;
 }
 
 namespace zinc::model {
+
+class ResidentBytes;
 
 class Model {
  public:
@@ -46,8 +50,16 @@ class Model {
   graph::Graph build_graph(graph::BatchShape shape) const { return family_->build(*this, shape); }
   uint64_t weight_bytes() const { return weight_bytes_; }  // bytes of all bound tensors as stored
 
+  // Copies the tensor data out of the file mapping into anonymous, huge-page-advised memory and
+  // points every weight there (the CPU backend asks: its products then fault and miss the TLB far
+  // less; a GPU backend uploads from the mapping and never calls this). Done once; later calls
+  // return at once. Weight data pointers change: call it before graphs read them, never while
+  // another thread computes with this model. Models made by from_file() keep their weights.
+  Status make_weights_resident() const;
+  bool weights_resident() const;
+
  private:
-  Model() = default;
+  Model();
   Status bind();
 
   std::unique_ptr<gguf::File> file_;
@@ -60,6 +72,9 @@ class Model {
   std::vector<int32_t> kv_index_, rec_index_;
   graph::StateLayout state_;
   uint64_t weight_bytes_ = 0;
+  std::string path_;  // the file load() opened; empty for from_file()
+  mutable std::mutex resident_mutex_;
+  mutable std::unique_ptr<ResidentBytes> resident_;
 };
 
 }  // namespace zinc::model

@@ -1,5 +1,5 @@
 // kv_write + attention over the paged cache against a naive causal softmax in double: GQA, a
-// value size unlike the key size, the sigmoid output gate, two sequences interleaved in one
+// value size unlike the key size, head sizes below, at and past the kernels' vector width, the sigmoid output gate, two sequences interleaved in one
 // batch, and a second step whose keys span pages written earlier (crossing page boundaries).
 #include <cmath>
 
@@ -10,7 +10,7 @@
 namespace zinc::cpu {
 namespace {
 
-constexpr int32_t kHeads = 4, kKvHeads = 2, kDk = 8, kDv = 6;
+constexpr int32_t kHeads = 4, kKvHeads = 2;
 
 struct Stored {  // every K/V row written so far, per sequence and position
   std::vector<std::vector<std::vector<float>>> k, v;
@@ -21,9 +21,10 @@ struct Step {
   std::vector<float> q, k, v;
 };
 
-void run_case(kv::KvType type, bool gated) {
+// dk, dv: key and value head sizes (the vector kernels take 16 at a time, then a scalar tail).
+void run_case(kv::KvType type, bool gated, int32_t dk = 8, int32_t dv = 6) {
   graph::StateLayout st;
-  st.kv_layers = {{kKvHeads, kDk, kDv}};
+  st.kv_layers = {{kKvHeads, dk, dv}};
   auto cache_r = kv::Cache::create(st, {8, 2, type});
   ASSERT_TRUE(cache_r.ok());
   kv::Cache& cache = **cache_r;
@@ -46,21 +47,21 @@ void run_case(kv::KvType type, bool gated) {
   uint32_t seed = 100;
   for (Step& s : steps) {
     const int64_t T = int64_t(s.batch.tokens.size());
-    const int64_t q_cols = gated ? 2 * kHeads * kDk : kHeads * kDk;
+    const int64_t q_cols = gated ? 2 * kHeads * dk : kHeads * dk;
     s.q = test::random_vector(size_t(T * q_cols), seed++);
-    s.k = test::random_vector(size_t(T * kKvHeads * kDk), seed++);
-    s.v = test::random_vector(size_t(T * kKvHeads * kDv), seed++);
+    s.k = test::random_vector(size_t(T * kKvHeads * dk), seed++);
+    s.v = test::random_vector(size_t(T * kKvHeads * dv), seed++);
 
     graph::GraphBuilder g({T, T}, st);
-    auto q = g.input("q", q_cols), k = g.input("k", kKvHeads * kDk), v = g.input("v", kKvHeads * kDv);
-    auto out = g.buffer("out", kHeads * kDv);
-    g.add("kv", graph::KvWrite{k, v, graph::HeadLayout::packed(kKvHeads, kDk), graph::HeadLayout::packed(kKvHeads, kDv), 0});
+    auto q = g.input("q", q_cols), k = g.input("k", kKvHeads * dk), v = g.input("v", kKvHeads * dv);
+    auto out = g.buffer("out", kHeads * dv);
+    g.add("kv", graph::KvWrite{k, v, graph::HeadLayout::packed(kKvHeads, dk), graph::HeadLayout::packed(kKvHeads, dv), 0});
     graph::Attention att;
     att.q = q;
-    att.q_heads = gated ? graph::HeadLayout{kHeads, kDk, 2 * kDk, 0} : graph::HeadLayout::packed(kHeads, kDk);
+    att.q_heads = gated ? graph::HeadLayout{kHeads, dk, 2 * dk, 0} : graph::HeadLayout::packed(kHeads, dk);
     if (gated) {
       att.gate = q;
-      att.gate_heads = {kHeads, kDv, 2 * kDk, kDk};
+      att.gate_heads = {kHeads, dv, 2 * dk, dk};
     }
     att.out = out;
     att.kv_layer = 0;
@@ -78,7 +79,7 @@ void run_case(kv::KvType type, bool gated) {
     for (int64_t t = 0; t < T; ++t) {
       auto& ks = stored.k[size_t(s.batch.seq_ids[size_t(t)])];
       auto& vs = stored.v[size_t(s.batch.seq_ids[size_t(t)])];
-      std::vector<float> kr(kKvHeads * kDk), vr(kKvHeads * kDv);
+      std::vector<float> kr(kKvHeads * dk), vr(kKvHeads * dv);
       for (size_t i = 0; i < kr.size(); ++i) kr[i] = round(s.k[size_t(t) * kr.size() + i]);
       for (size_t i = 0; i < vr.size(); ++i) vr[i] = round(s.v[size_t(t) * vr.size() + i]);
       ASSERT_EQ(int64_t(ks.size()), s.batch.positions[size_t(t)]);
@@ -91,22 +92,22 @@ void run_case(kv::KvType type, bool gated) {
       const int32_t pos = s.batch.positions[size_t(t)];
       for (int32_t h = 0; h < kHeads; ++h) {
         const int32_t kvh = h / (kHeads / kKvHeads);
-        const float* qv = s.q.data() + t * q_cols + (gated ? h * 2 * kDk : h * kDk);
+        const float* qv = s.q.data() + t * q_cols + (gated ? h * 2 * dk : h * dk);
         std::vector<double> score(size_t(pos) + 1);
         double max = -1e300;
         for (int32_t tau = 0; tau <= pos; ++tau) {
           double dot = 0;
-          for (int32_t i = 0; i < kDk; ++i) dot += double(qv[i]) * stored.k[seq][size_t(tau)][size_t(kvh * kDk + i)];
+          for (int32_t i = 0; i < dk; ++i) dot += double(qv[i]) * stored.k[seq][size_t(tau)][size_t(kvh * dk + i)];
           score[size_t(tau)] = 0.3 * dot;
           max = std::max(max, score[size_t(tau)]);
         }
         double sum = 0;
         for (auto& x : score) sum += (x = std::exp(x - max));
-        for (int32_t i = 0; i < kDv; ++i) {
+        for (int32_t i = 0; i < dv; ++i) {
           double o = 0;
-          for (int32_t tau = 0; tau <= pos; ++tau) o += score[size_t(tau)] / sum * stored.v[seq][size_t(tau)][size_t(kvh * kDv + i)];
-          if (gated) o *= 1.0 / (1.0 + std::exp(-double(qv[kDk + i])));
-          EXPECT_NEAR(got[size_t(t * kHeads * kDv + h * kDv + i)], o, 2e-5) << "t=" << t << " h=" << h << " i=" << i;
+          for (int32_t tau = 0; tau <= pos; ++tau) o += score[size_t(tau)] / sum * stored.v[seq][size_t(tau)][size_t(kvh * dv + i)];
+          if (gated) o *= 1.0 / (1.0 + std::exp(-double(qv[dk + i])));
+          EXPECT_NEAR(got[size_t(t * kHeads * dv + h * dv + i)], o, 2e-5) << "t=" << t << " h=" << h << " i=" << i;
         }
       }
     }
@@ -116,6 +117,8 @@ void run_case(kv::KvType type, bool gated) {
 TEST(AttentionOp, F16CacheAcrossPagesAndSequences) { run_case(kv::KvType::kF16, false); }
 TEST(AttentionOp, F32CacheAcrossPagesAndSequences) { run_case(kv::KvType::kF32, false); }
 TEST(AttentionOp, OutputGate) { run_case(kv::KvType::kF16, true); }
+TEST(AttentionOp, F16VectorHeadSizes) { run_case(kv::KvType::kF16, false, 64, 40); }
+TEST(AttentionOp, F16VectorHeadSizesGated) { run_case(kv::KvType::kF16, true, 72, 64); }
 
 }  // namespace
 }  // namespace zinc::cpu

@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 
+#include "gguf/file.h"
 #include "gguf_edit.h"
 #include "model/architectures.h"
 #include "support/test_data.h"
@@ -149,6 +151,40 @@ TEST(Model, TiedEmbeddingsWhenOutputIsAbsent) {
   auto m = Model::load(path);
   ASSERT_TRUE(m.ok()) << m.status().message();
   EXPECT_EQ(&(*m)->need(WeightId::kOutput), &(*m)->need(WeightId::kTokenEmbd));
+}
+
+// The CPU backend's copy of the weights: every weight read from the file now reads the same bytes
+// from the copy (element-wise weights converted at load stay where they are); done once.
+TEST(Model, WeightsResidentCopyTheFileBytes) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto m = load_ok("models/qwen3moe-q4_k_m.gguf");
+  ASSERT_NE(m, nullptr);
+  std::vector<std::pair<const graph::Weight*, const void*>> before;
+  for (const gguf::TensorInfo& t : m->file().tensors())
+    for (int layer = -1; layer < int(m->hparams().n_layer); ++layer)
+      for (size_t id = 0; id < kNumWeightIds; ++id)
+        if (const graph::Weight* w = m->weight(WeightId(id), layer); w && w->name == t.name)
+          before.push_back({w, w->data});
+  ASSERT_GT(before.size(), 10u);
+  EXPECT_FALSE(m->weights_resident());
+  ASSERT_TRUE(m->make_weights_resident().ok());
+  EXPECT_TRUE(m->weights_resident());
+  int moved = 0;
+  for (const auto& [w, old] : before) {
+    const gguf::TensorInfo* t = m->file().find_tensor(w->name);
+    ASSERT_NE(t, nullptr);
+    if (old != t->data) {  // converted at load
+      EXPECT_EQ(w->data, old) << w->name;
+      continue;
+    }
+    ++moved;
+    EXPECT_NE(w->data, old) << w->name;
+    EXPECT_EQ(std::memcmp(w->data, t->data, t->size_bytes), 0) << w->name;
+  }
+  EXPECT_GT(moved, 10);
+  const void* again = before.front().first->data;
+  ASSERT_TRUE(m->make_weights_resident().ok());
+  EXPECT_EQ(before.front().first->data, again);
 }
 
 TEST(Model, PerLayerHeadCounts) {

@@ -74,6 +74,16 @@ using GemvFn = void (*)(const WeightRows& w, int64_t r0, int64_t r1, const ActGr
 using GemmFloatFn = void (*)(const WeightRows& w, int64_t r0, int64_t r1, const float* const* x, int n_tok,
                              float* const* y);
 
+// Attention over f16 rows (row j at base + j * stride_bytes, `dim` halves each):
+// scores: out[j] = scale * (q . K[j]); axpy: acc[i] += sum_j w[j] * V[j][i].
+using F16DotRowsFn = void (*)(const float* q, const uint8_t* k, size_t k_stride_bytes, int n_rows, int dim,
+                              float scale, float* out);
+// Softmax weights of one page: s[j] = e^(s[j] - m) for j < n <= 16 (every s[j] <= m); returns
+// their sum. A full page (n = 16) goes through a vector exp within 3e-7 relative of exp().
+using ExpShiftSumFn = float (*)(float* s, int n, float m);
+using F16AxpyRowsFn = void (*)(const float* w, const uint8_t* v, size_t v_stride_bytes, int n_rows, int dim,
+                               float* acc);
+
 struct KernelTable {
   Isa isa = Isa::kScalar;
   QuantizeRowFn quantize_row = nullptr;
@@ -84,6 +94,9 @@ struct KernelTable {
   // [wide]: wide = some weight q exceed 128 (AVX2 then needs an exact, slower product).
   GemmPanelFn gemm_panel[2] = {};
   int panel_rows = 4;  // rows the panel kernel prefers per call
+  F16DotRowsFn f16_dot_rows = nullptr;
+  F16AxpyRowsFn f16_axpy_rows = nullptr;
+  ExpShiftSumFn exp_shift_sum = nullptr;
 };
 
 // Weight types whose products are integer dot products with quantized activations.

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "cpu/kernels/attention_kernels.h"
 #include "cpu/kernels/decode_groups.h"
 #include "cpu/kernels/kernel_table.h"
 
@@ -389,6 +390,9 @@ KernelTable make_table() {
   t.gemm_panel[0] = &gemm_panel<S, false>;
   t.gemm_panel[1] = &gemm_panel<S, true>;
   t.panel_rows = S::kTileRows;
+  t.f16_dot_rows = &f16_dot_rows<S>;
+  t.f16_axpy_rows = &f16_axpy_rows<S>;
+  t.exp_shift_sum = &exp_shift_sum<S>;
   return t;
 }
 

@@ -55,6 +55,26 @@ struct Simd {
   }
 
   ZINC_INLINE static F32 zero_f32() { return {_mm256_setzero_ps(), _mm256_setzero_ps()}; }
+  ZINC_INLINE static F32 splat(float s) { return {_mm256_set1_ps(s), _mm256_set1_ps(s)}; }
+  // e^x for x <= 0 (attention's softmax), within 3e-7 relative of exp(x); x below -87 gives
+  // about 1e-38 instead of a denormal.
+  ZINC_INLINE static __m256 exp8(__m256 x) {
+    x = _mm256_max_ps(x, _mm256_set1_ps(-87.f));
+    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+    __m256 p = _mm256_set1_ps(1.f / 720);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.f / 120));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.f / 24));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.f / 6));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.f));
+    const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+  }
+  ZINC_INLINE static F32 exp_nonpositive(const F32& x) { return {exp8(x.lo), exp8(x.hi)}; }
   ZINC_INLINE static F32 load_f32(const float* p) { return {_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8)}; }
   ZINC_INLINE static void store_f32(float* p, const F32& v) {
     _mm256_storeu_ps(p, v.lo);

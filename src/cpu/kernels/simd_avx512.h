@@ -31,6 +31,23 @@ struct Simd {
   ZINC_INLINE static I32 dot_chunk_wide(I32 acc, U8 w, const int8_t* a) { return dot_chunk(acc, w, a); }
 
   ZINC_INLINE static F32 zero_f32() { return _mm512_setzero_ps(); }
+  ZINC_INLINE static F32 splat(float s) { return _mm512_set1_ps(s); }
+  // e^x for x <= 0 (attention's softmax), within 3e-7 relative of exp(x).
+  ZINC_INLINE static F32 exp_nonpositive(F32 x) {
+    x = _mm512_max_ps(x, _mm512_set1_ps(-104.f));  // below: 0 either way
+    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+    __m512 p = _mm512_set1_ps(1.f / 720);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f / 120));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f / 24));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f / 6));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f));
+    return _mm512_scalef_ps(p, n);
+  }
   ZINC_INLINE static F32 load_f32(const float* p) { return _mm512_loadu_ps(p); }
   ZINC_INLINE static void store_f32(float* p, F32 v) { _mm512_storeu_ps(p, v); }
   ZINC_INLINE static F32 cvt(I32 a) { return _mm512_cvtepi32_ps(a); }

@@ -2,6 +2,7 @@
 // Compiled with the baseline flags only (kernels_scalar.cc), so it may use zinc's inline helpers.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -41,6 +42,16 @@ struct Simd {
   static I32 dot_chunk_wide(I32 acc, const U8& w, const int8_t* a) { return dot_chunk(acc, w, a); }
 
   static F32 zero_f32() { return F32{}; }
+  static F32 splat(float s) {
+    F32 r;
+    for (int i = 0; i < 16; ++i) r.v[i] = s;
+    return r;
+  }
+  static F32 exp_nonpositive(const F32& x) {
+    F32 r;
+    for (int i = 0; i < 16; ++i) r.v[i] = std::exp(x.v[i]);
+    return r;
+  }
   static F32 load_f32(const float* p) {
     F32 r;
     std::memcpy(r.v, p, 64);

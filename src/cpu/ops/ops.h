@@ -15,6 +15,7 @@
 namespace zinc::cpu {
 
 struct WeightView;
+class MatmulInput;
 
 struct OpContext {
   const graph::Graph& graph;
@@ -23,6 +24,7 @@ struct OpContext {
   kv::Cache& cache;
   ThreadPool& pool;
   std::span<uint8_t> scratch;
+  MatmulInput& matmul_input;  // the executor's, reset by each matmul op
 
   const graph::Buffer& buf(graph::BufferId id) const { return graph.buffer(id); }
   float* f32(graph::BufferId id) const {
@@ -58,6 +60,9 @@ void run(const graph::GatedDeltaNet& op, const OpContext& ctx);
 void run(const graph::GatedRmsNorm& op, const OpContext& ctx);
 void run(const graph::GatherRows& op, const OpContext& ctx);
 void run(const graph::Argmax& op, const OpContext& ctx);
+// Consecutive matmuls that read the same input (can_share_input), as one dispatch.
+bool can_share_input(const graph::Matmul& a, const graph::Matmul& b);
+void run_group(std::span<const graph::Matmul* const> ops, const OpContext& ctx);
 
 template <class Op>
 size_t scratch_bytes(const Op&, const graph::Graph&) {
