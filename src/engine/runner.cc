@@ -32,7 +32,6 @@ Result<std::unique_ptr<Runner>> Runner::create(const model::Model& model, const 
   if (options.n_ctx <= 0 || options.max_batch <= 0 || options.max_seqs <= 0)
     return error("context (%lld), batch (%lld) and sequence count (%d) must be positive", (long long)options.n_ctx,
                  (long long)options.max_batch, options.max_seqs);
-  if (options.resident_weights) ZINC_RETURN_IF_ERROR(model.make_weights_resident());
   std::unique_ptr<Runner> r(new Runner(model, options));
   kv::CacheOptions co;
   // Each sequence may waste up to one partly filled page.
@@ -63,6 +62,9 @@ Result<std::unique_ptr<Runner>> Runner::create(const model::Model& model, const 
       std::fprintf(stderr, "zinc: running on the CPU: %s\n", why.c_str());
     }
   }
+  // The CPU reads weights faster from anonymous huge pages than through the file mapping; the GPU
+  // uploaded its copy from the mapping and needs none.
+  if (!r->vk_ && options.resident_weights) ZINC_RETURN_IF_ERROR(model.make_weights_resident());
   return r;
 }
 
