@@ -1,0 +1,55 @@
+// Prefill expert products: the slots (t, j) of a batch grouped by expert on the device
+// (record_group), then one GEMM dispatch over all experts' groups, each workgroup reading one
+// expert's 64-row weight tile once for up to 64 of its slots; the down projection is scattered
+// per slot and combined with the routing weights in slot order. Stacked experts as in
+// moe_matvec.h (one chunk). Scalar float32 tiles (gemm.comp's); no barrier added except
+// between the dispatches of one record call.
+#pragma once
+
+#include <memory>
+
+#include "vulkan/ops/op_util.h"
+#include "vulkan/weights.h"
+
+namespace zinc::vulkan::ops {
+
+// Device scratch of one MoE layer's prefill; sizes from MoeGemm::scratch_bytes().
+struct MoeScratch {
+  BufferRange order;       // uint32 [n_slots]
+  BufferRange tiles;       // 16 bytes x max_tiles
+  Activations expert_out;  // [n_slots] rows of the down projection's rows (record_down only)
+};
+
+class MoeGemm {
+ public:
+  static constexpr uint32_t kTile = 64;  // slots per workgroup
+  static constexpr uint32_t kMaxExperts = 1024;
+  static Result<std::unique_ptr<MoeGemm>> create(const Device& device, TensorType type, bool swiglu);
+  ~MoeGemm();
+
+  static uint32_t max_tiles(uint32_t n_slots, uint32_t n_expert);
+  // Groups the n_tokens * k slots of ids (int32) by expert into scratch.order and scratch.tiles;
+  // the caller adds a barrier before the GEMMs. One grouping serves gate/up and down.
+  Status record_group(Commands& cmd, const BufferRange& ids, uint32_t n_expert, const MoeScratch& scratch,
+                      uint32_t n_tokens, uint32_t k) const;
+  // y[s][r] = silu(gate[e] x[t])[r] * (up[e] x[t])[r], s = t * k + j, e = ids[s].
+  Status record_swiglu(Commands& cmd, const WeightBuffer& gate, const WeightBuffer& up, uint32_t n_expert,
+                       const Activations& x, const MoeScratch& scratch, const Activations& y, uint32_t n_tokens,
+                       uint32_t k) const;
+  // y[t][r] (+)= sum_j weights[t * k + j] * (w[e] x[t * k + j])[r]; uses scratch.expert_out.
+  Status record_down(Commands& cmd, const WeightBuffer& w, uint32_t n_expert, const Activations& x,
+                     const BufferRange& weights, const MoeScratch& scratch, const Activations& y, uint32_t n_tokens,
+                     uint32_t k, bool accumulate = false) const;
+
+ private:
+  MoeGemm() = default;
+  Status record_gemm(Commands& cmd, const WeightBuffer& w0, const WeightBuffer* w1, uint32_t n_expert,
+                     const Activations& x, const MoeScratch& scratch, const Activations& y, uint32_t n_slots,
+                     uint32_t k) const;
+
+  TensorType type_ = TensorType::F32;
+  bool swiglu_ = false;
+  std::unique_ptr<Pipeline> group_, gemm_, combine_;
+};
+
+}  // namespace zinc::vulkan::ops
