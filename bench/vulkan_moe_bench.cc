@@ -87,7 +87,7 @@ std::vector<std::unique_ptr<WeightBuffer>>& stacked(TensorType type, int64_t row
   const size_t rb = row_bytes(type, cols);
   *bytes = rb * size_t(rows);
   if (!v.empty()) return v;
-  std::vector<float> src(size_t(cols));
+  std::vector<float> src(static_cast<size_t>(cols));
   std::mt19937 rng(1);
   std::normal_distribution<float> nd;
   std::vector<uint8_t> block(rb * 64);
@@ -142,12 +142,15 @@ BufferRange ids_of(Context& c, int i, uint32_t n_tokens) {
 }
 
 // Gate/up (SwiGLU, all k experts) or down (weighted sum) of the routed experts.
-void BM_MoeMatvec(benchmark::State& state, TensorType type, bool gate_up, uint32_t n_tokens, bool int8) {
+void BM_MoeMatvec(benchmark::State& state, TensorType type, bool gate_up, uint32_t n_tokens, bool int8,
+                  uint32_t group_size, uint32_t rows) {
   Context& c = *context();
   if (!c.device) return state.SkipWithError("no Vulkan device");
   ops::MoeMatvecOptions o;
   o.swiglu = gate_up;
   o.int8 = int8;
+  o.group_size = group_size;
+  o.rows = rows;
   auto op = ops::MoeMatvec::create(*c.device, type, o);
   if (!op.ok()) return state.SkipWithError(op.status().message().c_str());
   uint64_t bytes = 0;
@@ -197,19 +200,23 @@ void BM_MoeRoute(benchmark::State& state) {
   });
 }
 
-// One delta-net layer's decode step: conv (8192 channels) + state update of 32 heads x 128 x 128.
-void BM_DeltaNetDecode(benchmark::State& state, uint32_t n_seqs) {
+// One delta-net layer: conv (8192 channels) + state update of 32 heads x 128 x 128, for
+// n_tokens tokens of n_tokens sequences (decode, up to 8) or of one sequence (prefill).
+void BM_DeltaNet(benchmark::State& state, uint32_t n_tokens, bool one_seq, ops::DeltaNetKernel kernel) {
   Context& c = *context();
   if (!c.device) return state.SkipWithError("no Vulkan device");
   auto conv = ops::SsmConv1d::create(*c.device);
-  auto gdn = ops::GatedDeltaNet::create(*c.device);
+  auto gdn = ops::GatedDeltaNet::create(*c.device, true, kernel);
   if (!conv.ok() || !gdn.ok()) return state.SkipWithError("create");
   const uint32_t conv_floats = (kTaps - 1) * kConvDim, ssm_floats = kHv * kDv * kDk;
   const uint32_t slot_floats = kLayers * (conv_floats + ssm_floats);
-  static std::unique_ptr<Buffer> st, seq, small;
+  static std::unique_ptr<Buffer> st, seq, seq0, small;
   if (!st) {
     st = std::move(Buffer::create(*c.device, uint64_t(slot_floats) * 4 * 8, MemoryKind::kDeviceLocal).value());
     seq = std::move(Buffer::create(*c.device, 64 * 4, MemoryKind::kDeviceLocal).value());
+    seq0 = std::move(Buffer::create(*c.device, 512 * 4, MemoryKind::kDeviceLocal).value());
+    std::vector<int32_t> zeros(512, 0);
+    (void)c.uploader->upload(*seq0, 0, {reinterpret_cast<const uint8_t*>(zeros.data()), zeros.size() * 4});
     small = std::move(Buffer::create(*c.device, 1 << 20, MemoryKind::kDeviceLocal).value());
     std::vector<int32_t> s(64);
     for (int i = 0; i < 64; ++i) s[size_t(i)] = i % 8;
@@ -219,18 +226,19 @@ void BM_DeltaNetDecode(benchmark::State& state, uint32_t n_seqs) {
     std::vector<float> sm(1 << 18, -0.1f);
     (void)c.uploader->upload(*small, 0, {reinterpret_cast<const uint8_t*>(sm.data()), sm.size() * 4});
   }
-  const ops::StateSlots slots{{st.get()}, {seq.get()}, slot_floats};
+  const ops::StateSlots slots{{st.get()}, {(one_seq ? seq0 : seq).get()}, slot_floats};
   const ops::DeltaNetShape shape{kHk, kDk, kHv, kDv, false, 1e-6f};
+  const uint32_t n_seqs = one_seq ? 1 : n_tokens;
   const double bytes = 2.0 * 4 * (conv_floats + ssm_floats) * n_seqs;  // state read and written
-  time_gpu(state, 40, bytes, [&](Commands& cmd, int i) -> Status {
+  time_gpu(state, one_seq ? 5 : 40, bytes, [&](Commands& cmd, int i) -> Status {
     const uint32_t l = uint32_t(i) % kLayers;
     ZINC_RETURN_IF_ERROR((*conv)->record(cmd, {{c.x.get()}, kConvDim}, {small.get(), 0, 65536 * 4}, slots,
-                                         l * (conv_floats + ssm_floats), {{c.y.get()}, kConvDim}, n_seqs,
+                                         l * (conv_floats + ssm_floats), {{c.y.get()}, kConvDim}, n_tokens,
                                          kConvDim, kTaps));
     cmd.barrier();
     return (*gdn)->record(cmd, shape, {{c.y.get()}, kConvDim}, {{small.get()}, kHv}, {{small.get()}, kHv},
                           {small.get()}, {small.get()}, slots, l * (conv_floats + ssm_floats) + conv_floats,
-                          {{c.misc.get()}, kHv * kDv}, n_seqs);
+                          {{c.misc.get()}, kHv * kDv}, n_tokens);
   });
 }
 
@@ -270,17 +278,34 @@ int register_all() {
     for (uint32_t n : {1u, 4u})
       for (bool int8 : {true, false}) {
         const std::string suffix = "/tokens" + std::to_string(n) + (int8 ? "/int8" : "/float");
-        benchmark::RegisterBenchmark(("moe_matvec/gate_up/" + tn + suffix).c_str(), BM_MoeMatvec, t, true, n, int8)
+        benchmark::RegisterBenchmark(("moe_matvec/gate_up/" + tn + suffix).c_str(), BM_MoeMatvec, t, true, n, int8,
+                                     0u, 0u)
             ->UseManualTime()->Unit(benchmark::kMicrosecond);
-        benchmark::RegisterBenchmark(("moe_matvec/down/" + tn + suffix).c_str(), BM_MoeMatvec, t, false, n, int8)
+        benchmark::RegisterBenchmark(("moe_matvec/down/" + tn + suffix).c_str(), BM_MoeMatvec, t, false, n, int8,
+                                     0u, 0u)
             ->UseManualTime()->Unit(benchmark::kMicrosecond);
       }
     benchmark::RegisterBenchmark(("shared_expert/" + tn).c_str(), BM_SharedExpert, t)
         ->UseManualTime()->Unit(benchmark::kMicrosecond);
   }
+  // Workgroup shapes (threads, rows per row set) for one token, Q4_K int8.
+  for (bool gate_up : {true, false})
+    for (uint32_t gs : {64u, 128u, 256u})
+      for (uint32_t rows : {1u, 2u, 4u})
+        benchmark::RegisterBenchmark((std::string("moe_matvec_shape/") + (gate_up ? "gate_up" : "down") + "/threads" +
+                                      std::to_string(gs) + "/rows" + std::to_string(rows))
+                                         .c_str(),
+                                     BM_MoeMatvec, TensorType::Q4_K, gate_up, 1u, true, gs, rows)
+            ->UseManualTime()->Unit(benchmark::kMicrosecond);
   benchmark::RegisterBenchmark("moe_route/256x8", BM_MoeRoute)->UseManualTime()->Unit(benchmark::kMicrosecond);
   for (uint32_t n : {1u, 4u})
-    benchmark::RegisterBenchmark(("delta_net_decode/seqs" + std::to_string(n)).c_str(), BM_DeltaNetDecode, n)
+    benchmark::RegisterBenchmark(("delta_net_decode/seqs" + std::to_string(n)).c_str(), BM_DeltaNet, n, false,
+                                 ops::DeltaNetKernel::kTokens)
+        ->UseManualTime()->Unit(benchmark::kMicrosecond);
+  for (auto k : {ops::DeltaNetKernel::kTokens, ops::DeltaNetKernel::kChunked})
+    benchmark::RegisterBenchmark((std::string("delta_net_prefill512/") +
+                                  (k == ops::DeltaNetKernel::kChunked ? "chunked" : "tokens")).c_str(),
+                                 BM_DeltaNet, 512u, true, k)
         ->UseManualTime()->Unit(benchmark::kMicrosecond);
   benchmark::RegisterBenchmark("moe_gemm/gate_up/Q4_K/tokens512", BM_MoeGemm, TensorType::Q4_K, 512u)
       ->UseManualTime()->Unit(benchmark::kMicrosecond);

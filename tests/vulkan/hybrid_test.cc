@@ -18,8 +18,11 @@ struct HybridShape {
   bool grouped;
 };
 
-void check_hybrid(const HybridShape& s) {
-  SCOPED_TRACE(testing::Message() << "taps " << s.taps << " heads " << s.n_k << "x" << s.d_k << " / " << s.n_v << "x"
+// Steps of 5, 7 (two sequences alternating), 1 and 40 tokens (runs of both sequences, longer
+// than a chunk).
+void check_hybrid(const HybridShape& s, ops::DeltaNetKernel which) {
+  SCOPED_TRACE(testing::Message() << (which == ops::DeltaNetKernel::kChunked ? "chunked " : "tokens ") << "taps "
+                                  << s.taps << " heads " << s.n_k << "x" << s.d_k << " / " << s.n_v << "x"
                                   << s.d_v << (s.grouped ? " grouped" : " tiled"));
   const int64_t key_dim = int64_t(s.n_k) * s.d_k, conv_dim = 2 * key_dim + int64_t(s.n_v) * s.d_v;
   const int64_t out_dim = int64_t(s.n_v) * s.d_v;
@@ -40,7 +43,7 @@ void check_hybrid(const HybridShape& s) {
                       wa = graph_weight(TensorType::F32, a.data(), s.n_v),
                       wdt = graph_weight(TensorType::F32, dt.data(), s.n_v);
   auto conv_op = ops::SsmConv1d::create(dev());
-  auto gdn_op = ops::GatedDeltaNet::create(dev());
+  auto gdn_op = ops::GatedDeltaNet::create(dev(), true, which);
   ASSERT_TRUE(conv_op.ok() && gdn_op.ok());
   auto bkernel = host_buffer(kernel), ba = host_buffer(a), bdt = host_buffer(dt);
   auto bstate = host_buffer({}, size_t(slot_floats) * 2);
@@ -49,11 +52,11 @@ void check_hybrid(const HybridShape& s) {
   cpu::ThreadPool pool(2);
   uint32_t seed = 50;
   int32_t next_pos[2] = {0, 0};
-  for (int step = 0; step < 3; ++step) {
+  for (int step = 0; step < 4; ++step) {
     CpuBatch b;
-    const int T = step == 0 ? 5 : (step == 1 ? 7 : 1);
+    const int T = step == 0 ? 5 : (step == 1 ? 7 : (step == 2 ? 1 : 40));
     for (int i = 0; i < T; ++i) {
-      const int32_t seq = (step == 1 && i % 2) ? s1 : s0;
+      const int32_t seq = (step == 1 && i % 2) || (step == 3 && i >= 21 && i % 7 != 0) ? s1 : s0;
       b.add(seq, next_pos[seq]++);
     }
     graph::GraphBuilder g({T, T}, st);
@@ -123,12 +126,20 @@ void check_hybrid(const HybridShape& s) {
   }
 }
 
-TEST(VulkanDeltaNet, MatchesCpuRecurrence) {
+TEST(VulkanDeltaNet, TokenKernelMatchesCpuRecurrence) {
   ZINC_REQUIRE_VULKAN();
-  check_hybrid({4, 2, 40, 4, 6, false});
-  check_hybrid({4, 2, 40, 4, 6, true});
-  check_hybrid({4, 1, 128, 2, 128, true});
-  check_hybrid({2, 3, 17, 3, 33, false});
+  check_hybrid({4, 2, 40, 4, 6, false}, ops::DeltaNetKernel::kTokens);
+  check_hybrid({4, 2, 40, 4, 6, true}, ops::DeltaNetKernel::kTokens);
+  check_hybrid({4, 1, 128, 2, 128, true}, ops::DeltaNetKernel::kTokens);
+  check_hybrid({2, 3, 17, 3, 33, false}, ops::DeltaNetKernel::kTokens);
+}
+
+TEST(VulkanDeltaNet, ChunkedKernelMatchesCpuRecurrence) {
+  ZINC_REQUIRE_VULKAN();
+  check_hybrid({4, 2, 40, 4, 6, false}, ops::DeltaNetKernel::kChunked);
+  check_hybrid({4, 2, 40, 4, 6, true}, ops::DeltaNetKernel::kChunked);
+  check_hybrid({4, 1, 128, 2, 128, true}, ops::DeltaNetKernel::kChunked);
+  check_hybrid({2, 3, 17, 3, 33, false}, ops::DeltaNetKernel::kChunked);
 }
 
 TEST(VulkanGatedRmsNorm, MatchesCpu) {

@@ -7,17 +7,21 @@ struct Push {
   float eps;
   uint32_t n_tokens, qkv_stride, gate_stride, out_stride, slot_stride, state_offset;
 };
-constexpr uint32_t kRowsPerGroup = 4;  // shaders/gated_delta_net.comp
+constexpr uint32_t kRowsPerGroup = 4;    // shaders/gated_delta_net.comp
+constexpr uint32_t kChunkedRows = 16;    // shaders/gated_delta_net_chunked.comp
 }  // namespace
 
 GatedDeltaNet::~GatedDeltaNet() = default;
 
-Result<std::unique_ptr<GatedDeltaNet>> GatedDeltaNet::create(const Device& device, bool use_subgroups) {
-  if (device.caps().max_workgroup_invocations < 128) return error("gated_delta_net needs 128-thread workgroups");
+Result<std::unique_ptr<GatedDeltaNet>> GatedDeltaNet::create(const Device& device, bool use_subgroups,
+                                                             DeltaNetKernel kernel) {
+  if (device.caps().max_workgroup_invocations < 256) return error("gated_delta_net needs 256-thread workgroups");
   const bool sg = use_subgroups && device.caps().subgroup_arithmetic;
   std::unique_ptr<GatedDeltaNet> op(new GatedDeltaNet());
-  ZINC_ASSIGN_OR_RETURN(op->pipeline_,
+  op->kernel_ = kernel;
+  ZINC_ASSIGN_OR_RETURN(op->tokens_,
                         make_pipeline(device, sg ? "gated_delta_net_sg" : "gated_delta_net", 8, sizeof(Push), {}));
+  ZINC_ASSIGN_OR_RETURN(op->chunked_, make_pipeline(device, "gated_delta_net_chunked", 8, sizeof(Push), {}));
   return op;
 }
 
@@ -40,8 +44,10 @@ Status GatedDeltaNet::record(Commands& cmd, const DeltaNetShape& s, const Activa
                   n_tokens,    qkv.stride, beta.stride, out.stride, slots.slot_floats,   state_offset};
   const BufferRange buffers[8] = {qkv.range, beta.range, alpha.range, a, dt_bias, slots.seq_ids, slots.state,
                                   out.range};
-  const uint32_t groups = s.n_v_heads * ((s.d_v + kRowsPerGroup - 1) / kRowsPerGroup);
-  cmd.dispatch(*pipeline_, buffers, &push, sizeof push, groups);
+  const bool chunked = s.d_k <= kMaxChunkedDk && (kernel_ == DeltaNetKernel::kChunked ||
+                                                  (kernel_ == DeltaNetKernel::kAuto && n_tokens >= kChunkedMinTokens));
+  const uint32_t rows = chunked ? kChunkedRows : kRowsPerGroup;
+  cmd.dispatch(chunked ? *chunked_ : *tokens_, buffers, &push, sizeof push, s.n_v_heads * ((s.d_v + rows - 1) / rows));
   return Status();
 }
 

@@ -59,6 +59,7 @@ zinc_shader(shared_expert_gate_sg shared_expert_gate.comp SUBGROUP)
 zinc_shader(ssm_conv1d ssm_conv1d.comp)
 zinc_shader(gated_delta_net gated_delta_net.comp)
 zinc_shader(gated_delta_net_sg gated_delta_net.comp SUBGROUP)
+zinc_shader(gated_delta_net_chunked gated_delta_net_chunked.comp)
 zinc_shader(gated_rms_norm gated_rms_norm.comp)
 zinc_shader(gated_rms_norm_sg gated_rms_norm.comp SUBGROUP)
 
