@@ -23,7 +23,7 @@
 namespace zinc::vulkan {
 namespace {
 
-constexpr uint32_t kEmbd = 2048, kExperts = 256, kUsed = 8, kFf = 512, kLayers = 8, kIdSets = 64;
+constexpr uint32_t kEmbd = 2048, kExperts = 256, kUsed = 8, kFf = 512, kLayers = 4, kIdSets = 64;
 constexpr uint32_t kHk = 16, kDk = 128, kHv = 32, kDv = 128, kTaps = 4;
 constexpr uint32_t kConvDim = 2 * kHk * kDk + kHv * kDv;
 
