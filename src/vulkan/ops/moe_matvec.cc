@@ -90,10 +90,10 @@ Status MoeMatvec::record_any(Commands& cmd, const WeightBuffer& w0, const Weight
     return error("moe_matvec x stride %u: must be a multiple of 4 and at least cols %lld", x.stride,
                  (long long)w0.cols());
   if (y.stride < rows) return error("moe_matvec y stride %u is less than rows %u", y.stride, rows);
-  // Enough lanes per row for its groups (and for the row set's writers), the rest make more row sets.
-  const uint32_t groups = w0.groups_per_row();
+  // Enough lanes per row for its terms (and for the row set's writers), the rest make more row sets.
+  const uint32_t terms = w0.groups_per_row() * (w1 ? 1 : k);  // (expert, group) pairs summed per row
   uint32_t lanes = rows_per_set_;
-  while (lanes < groups && lanes < group_size_) lanes *= 2;
+  while (lanes < terms && lanes < group_size_) lanes *= 2;
   const uint32_t rows_per_group = rows_per_set_ * (group_size_ / lanes);
   const WeightChunk& c0 = w0.chunks()[0];
   const WeightChunk& c1 = w1 ? w1->chunks()[0] : c0;

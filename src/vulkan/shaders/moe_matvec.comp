@@ -6,8 +6,9 @@
 //     y[s][r] = silu(W0[e] x[t])[r] * (W1[e] x[t])[r], e = ids[s].
 //   else (down):     workgroup column y = token t:
 //     y[t][r] (+)= sum_j weight[t * k + j] * (W0[e_j] x[t * k + j])[r], e_j = ids[t * k + j].
-// Threads: `lanes` threads per row walk its 32-element groups (lanes < kGroupSize when a row
-// has few groups), kGroupSize / lanes row sets of kRows rows each per workgroup.
+// Threads: `lanes` threads per row walk its 32-element groups (of all k experts for the down
+// projection; lanes < kGroupSize when these are few), kGroupSize / lanes row sets of kRows rows
+// each per workgroup.
 // Defines as shaders/matvec.comp: TYPE_<T>, INT8, SUBGROUP.
 #extension GL_EXT_control_flow_attributes : enable
 #ifdef SUBGROUP
@@ -77,13 +78,16 @@ void main() {
 
   float acc[kValues];
   [[unroll]] for (uint v = 0; v < kValues; ++v) acc[v] = 0.0;
-  for (uint j = 0; j < n_sub; ++j) {
+  // The reduction runs over (expert j, group g) pairs, so the k experts of the down projection
+  // share the lanes of a row.
+  for (uint ri = lane; ri < n_sub * groups; ri += p.lanes) {
+    const uint j = ri / groups, g = ri - j * groups;
     const uint slot = kPair ? item : item * p.k + j;
     const uint e = min(uint(ids[slot]), p.n_expert - 1);
     const uint xrow = kPair ? item / p.k : slot;
     const float scale = kPair ? 1.0 : route_w[slot];
     const uint erow = e * p.rows;
-    for (uint g = lane; g < groups; g += p.lanes) {
+    {
       Group gr[kValues];
       [[unroll]] for (uint v = 0; v < kValues; ++v) {
         const uint which = v / kRows;
