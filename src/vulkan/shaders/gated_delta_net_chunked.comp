@@ -13,6 +13,7 @@ const uint kThreads = 256;
 const uint kChunk = 16;
 const uint kRowsV = 16;
 const uint kMaxDk = 128;
+const uint kRow = kMaxDk + 1;  // shared row stride: rows read in parallel fall in different banks
 
 layout(std430, binding = 0) readonly buffer Qkv { float qkv[]; };
 layout(std430, binding = 1) readonly buffer Beta { float beta[]; };
@@ -35,12 +36,13 @@ layout(push_constant) uniform Push {
   uint state_offset;
 } p;
 
-shared float sK[kChunk * kMaxDk], sQ[kChunk * kMaxDk];
-shared float sS[kRowsV * kMaxDk];  // [row][j]
+shared float sK[kChunk * kRow], sQ[kChunk * kRow];
+shared float sS[kRowsV * kRow];  // [row][j]
 shared float sM[kChunk * kChunk];  // G_ci (q_c . k_i), i <= c
 shared float sA[kChunk * kChunk];  // A, beta-scaled
 shared float sP[kChunk * kRowsV], sE[kChunk * kRowsV];
 shared float sLg[kChunk], sB[kChunk], sNorm[2 * kChunk];
+shared float sGam[kChunk], sTail[kChunk];  // exp(lg_c), exp(lg_{n-1} - lg_c)
 shared uint sRun;
 
 float softplus(float x) { return x > 20.0 ? x : log(1.0 + exp(x)); }
@@ -71,10 +73,10 @@ void main() {
     for (uint i = tid; i < kChunk * dk; i += kThreads) {
       const uint c = i / dk, j = i % dk;
       const uint src = (t0 + c) * p.qkv_stride + kh * dk + j;
-      sQ[c * kMaxDk + j] = c < n ? qkv[src] : 0.0;
-      sK[c * kMaxDk + j] = c < n ? qkv[src + key_dim] : 0.0;
+      sQ[c * kRow + j] = c < n ? qkv[src] : 0.0;
+      sK[c * kRow + j] = c < n ? qkv[src + key_dim] : 0.0;
     }
-    for (uint i = tid; i < kRowsV * dk; i += kThreads) sS[i / dk * kMaxDk + i % dk] = i / dk < nr ? state[sbase + i] : 0.0;
+    for (uint i = tid; i < kRowsV * dk; i += kThreads) sS[i / dk * kRow + i % dk] = i / dk < nr ? state[sbase + i] : 0.0;
     if (tid < kChunk) {
       const uint c = tid;
       sB[c] = c < n ? 1.0 / (1.0 + exp(-beta[(t0 + c) * p.gate_stride + h])) : 0.0;
@@ -85,18 +87,22 @@ void main() {
       const uint c = tid % kChunk;
       float ss = 0.0;
       if (tid < kChunk)
-        for (uint j = 0; j < dk; ++j) ss += sQ[c * kMaxDk + j] * sQ[c * kMaxDk + j];
+        for (uint j = 0; j < dk; ++j) ss += sQ[c * kRow + j] * sQ[c * kRow + j];
       else
-        for (uint j = 0; j < dk; ++j) ss += sK[c * kMaxDk + j] * sK[c * kMaxDk + j];
+        for (uint j = 0; j < dk; ++j) ss += sK[c * kRow + j] * sK[c * kRow + j];
       sNorm[tid] = 1.0 / max(sqrt(ss), p.eps);
     }
     if (tid == 0)
       for (uint c = 1; c < kChunk; ++c) sLg[c] += sLg[c - 1];  // decay of token c: exp(lg_c - lg_{c-1})
     barrier();
+    if (tid < kChunk) {
+      sGam[tid] = exp(sLg[tid]);
+      sTail[tid] = tid < n ? exp(sLg[n - 1] - sLg[tid]) : 0.0;
+    }
     for (uint i = tid; i < kChunk * dk; i += kThreads) {
       const uint c = i / dk, j = i % dk;
-      sQ[c * kMaxDk + j] = (sQ[c * kMaxDk + j] * sNorm[c]) * q_scale;
-      sK[c * kMaxDk + j] *= sNorm[kChunk + c];
+      sQ[c * kRow + j] = (sQ[c * kRow + j] * sNorm[c]) * q_scale;
+      sK[c * kRow + j] *= sNorm[kChunk + c];
     }
     barrier();
 
@@ -106,8 +112,8 @@ void main() {
       float kk = 0.0, qk = 0.0;
       if (i <= c && c < n)
         for (uint j = 0; j < dk; ++j) {
-          kk += sK[c * kMaxDk + j] * sK[i * kMaxDk + j];
-          qk += sQ[c * kMaxDk + j] * sK[i * kMaxDk + j];
+          kk += sK[c * kRow + j] * sK[i * kRow + j];
+          qk += sQ[c * kRow + j] * sK[i * kRow + j];
         }
       const float gci = i <= c && c < n ? exp(sLg[c] - sLg[i]) : 0.0;
       sA[tid] = i < c ? sB[c] * gci * kk : 0.0;
@@ -117,9 +123,9 @@ void main() {
     {
       const uint c = tid / kRowsV, r = tid % kRowsV;
       float ks = 0.0;
-      for (uint j = 0; j < dk; ++j) ks += sK[c * kMaxDk + j] * sS[r * kMaxDk + j];
+      for (uint j = 0; j < dk; ++j) ks += sK[c * kRow + j] * sS[r * kRow + j];
       const float v = c < n && r < nr ? qkv[(t0 + c) * p.qkv_stride + 2 * key_dim + h * p.d_v + r0 + r] : 0.0;
-      sP[tid] = v - exp(sLg[c]) * ks;
+      sP[tid] = v - sGam[c] * ks;
     }
     barrier();
     // E = (I + A)^-1 diag(b) P by forward substitution, row by row; thread (c, r) for row c.
@@ -138,18 +144,18 @@ void main() {
     {
       const uint c = tid / kRowsV, r = tid % kRowsV;
       float qs = 0.0;
-      for (uint j = 0; j < dk; ++j) qs += sQ[c * kMaxDk + j] * sS[r * kMaxDk + j];
-      float o = exp(sLg[c]) * qs;
+      for (uint j = 0; j < dk; ++j) qs += sQ[c * kRow + j] * sS[r * kRow + j];
+      float o = sGam[c] * qs;
       for (uint i = 0; i <= c; ++i) o += sM[c * kChunk + i] * sE[i * kRowsV + r];
       if (c < n && r < nr) y[(t0 + c) * p.out_stride + h * p.d_v + r0 + r] = o;
     }
     barrier();
     // S <- exp(lg_n) S + sum_i G_ni e_i k_i^T, back to the slot.
-    const float lgn = sLg[n - 1];
+    const float gn = sGam[n - 1];
     for (uint i = tid; i < nr * dk; i += kThreads) {
       const uint r = i / dk, j = i % dk;
-      float s = exp(lgn) * sS[r * kMaxDk + j];
-      for (uint c = 0; c < n; ++c) s += exp(lgn - sLg[c]) * sE[c * kRowsV + r] * sK[c * kMaxDk + j];
+      float s = gn * sS[r * kRow + j];
+      for (uint c = 0; c < n; ++c) s += sTail[c] * sE[c * kRowsV + r] * sK[c * kRow + j];
       state[sbase + i] = s;
     }
     t0 += n;
