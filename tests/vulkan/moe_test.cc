@@ -154,8 +154,8 @@ void check_moe(const MoeShape& s, bool int8) {
 }
 
 // The prefill path: device grouping, expert GEMMs, combine; ids from the device router.
-void check_moe_gemm(const MoeShape& s) {
-  SCOPED_TRACE(testing::Message() << "gemm " << type_name(s.type) << " embd " << s.embd << " ff " << s.ff
+void check_moe_gemm(const MoeShape& s, uint32_t slot_tile) {
+  SCOPED_TRACE(testing::Message() << "gemm tile " << slot_tile << " " << type_name(s.type) << " embd " << s.embd << " ff " << s.ff
                                   << " experts " << s.n_expert << " k " << s.k << " tokens " << s.n_tokens);
   const uint32_t T = uint32_t(s.n_tokens), k = uint32_t(s.k), E = uint32_t(s.n_expert);
   const Matrix gate = random_matrix(s.type, s.n_expert * s.ff, s.embd, 21);
@@ -165,8 +165,8 @@ void check_moe_gemm(const MoeShape& s) {
   const CpuMoe want = cpu_moe(s, gate, up, down, x, logits);
 
   auto route = ops::MoeRoute::create(dev());
-  auto pair = ops::MoeGemm::create(dev(), s.type, true);
-  auto dn = ops::MoeGemm::create(dev(), s.type, false);
+  auto pair = ops::MoeGemm::create(dev(), s.type, true, slot_tile);
+  auto dn = ops::MoeGemm::create(dev(), s.type, false, slot_tile);
   ASSERT_TRUE(route.ok() && pair.ok() && dn.ok());
   auto wg = upload(gate), wu = upload(up), wd = upload(down);
   auto bx = host_buffer(x), bl = host_buffer(logits);
@@ -201,10 +201,12 @@ void check_moe_gemm(const MoeShape& s) {
 
 TEST(VulkanMoeGemm, GroupedExpertGemmsMatchCpu) {
   ZINC_REQUIRE_VULKAN();
-  check_moe_gemm({TensorType::Q4_K, 512, 256, 5, 2, 70});  // experts with more than one 64-slot tile
-  check_moe_gemm({TensorType::Q6_K, 256, 256, 9, 3, 13});
-  check_moe_gemm({TensorType::F32, 72, 40, 7, 3, 21});     // rows and cols off the tile sizes
-  check_moe_gemm({TensorType::Q8_0, 160, 96, 130, 8, 3});  // more experts than slots
+  for (uint32_t tile : {32u, 64u})  // experts with more than one tile
+    check_moe_gemm({TensorType::Q4_K, 512, 256, 5, 2, 70}, tile);
+  check_moe_gemm({TensorType::Q6_K, 256, 256, 9, 3, 13}, 0);
+  check_moe_gemm({TensorType::F32, 72, 40, 7, 3, 21}, 32);   // rows and cols off the tile sizes
+  check_moe_gemm({TensorType::F32, 72, 40, 7, 3, 21}, 64);
+  check_moe_gemm({TensorType::Q8_0, 160, 96, 130, 8, 3}, 0);  // more experts than slots
 }
 
 TEST(VulkanMoeRoute, MatchesCpuOnManyExperts) {

@@ -21,18 +21,32 @@ struct CombinePush {
 
 MoeGemm::~MoeGemm() = default;
 
-uint32_t MoeGemm::max_tiles(uint32_t n_slots, uint32_t n_expert) {
-  return (n_slots + kTile - 1) / kTile + std::min(n_slots, n_expert);
+uint32_t MoeGemm::slot_tile_for(uint32_t n_slots, uint32_t n_expert) {
+  return n_slots < 32 * n_expert ? 32 : 64;
 }
 
-Result<std::unique_ptr<MoeGemm>> MoeGemm::create(const Device& device, TensorType type, bool swiglu) {
+uint32_t MoeGemm::max_tiles(uint32_t n_slots, uint32_t n_expert) {
+  return (n_slots + 31) / 32 + std::min(n_slots, n_expert);
+}
+
+uint32_t MoeGemm::tile_for(uint32_t n_slots, uint32_t n_expert) const {
+  return slot_tile_ ? slot_tile_ : slot_tile_for(n_slots, n_expert);
+}
+
+Result<std::unique_ptr<MoeGemm>> MoeGemm::create(const Device& device, TensorType type, bool swiglu,
+                                                 uint32_t slot_tile) {
   ZINC_RETURN_IF_ERROR(weight_format(type).status());
+  if (slot_tile != 0 && slot_tile != 32 && slot_tile != 64) return error("moe_gemm: slot tile %u, not 32 or 64", slot_tile);
   std::unique_ptr<MoeGemm> m(new MoeGemm());
   m->type_ = type;
   m->swiglu_ = swiglu;
-  ZINC_ASSIGN_OR_RETURN(m->group_, make_pipeline(device, "moe_group", 3, sizeof(GroupPush), {kTile}));
-  ZINC_ASSIGN_OR_RETURN(m->gemm_, make_pipeline(device, "moe_gemm_" + shader_type_suffix(type), 6, sizeof(GemmPush),
-                                                {swiglu ? 1u : 0u}));
+  m->slot_tile_ = slot_tile;
+  for (uint32_t i = 0; i < 2; ++i) {
+    const uint32_t tile = 32u << i;
+    ZINC_ASSIGN_OR_RETURN(m->group_[i], make_pipeline(device, "moe_group", 3, sizeof(GroupPush), {tile}));
+    ZINC_ASSIGN_OR_RETURN(m->gemm_[i], make_pipeline(device, "moe_gemm_" + shader_type_suffix(type), 6,
+                                                     sizeof(GemmPush), {swiglu ? 1u : 0u, tile}));
+  }
   ZINC_ASSIGN_OR_RETURN(m->combine_, make_pipeline(device, "moe_combine", 3, sizeof(CombinePush), {}));
   return m;
 }
@@ -44,7 +58,7 @@ Status MoeGemm::record_group(Commands& cmd, const BufferRange& ids, uint32_t n_e
   if (n_slots == 0) return Status();
   const GroupPush push{n_slots, n_expert, max_tiles(n_slots, n_expert), 0};
   const BufferRange buffers[3] = {ids, scratch.order, scratch.tiles};
-  cmd.dispatch(*group_, buffers, &push, sizeof push, 1);
+  cmd.dispatch(*group_[tile_for(n_slots, n_expert) == 64], buffers, &push, sizeof push, 1);
   return Status();
 }
 
@@ -74,7 +88,8 @@ Status MoeGemm::record_gemm(Commands& cmd, const WeightBuffer& w0, const WeightB
                       {c0.q_word, c0.h_word, c0.m_word, 0}, {c1.q_word, c1.h_word, c1.m_word, 0}};
   const BufferRange buffers[6] = {whole(*c0.buffer), whole(*c1.buffer), x.range, y.range, scratch.order,
                                   scratch.tiles};
-  cmd.dispatch(*gemm_, buffers, &push, sizeof push, (rows + 63) / 64, tiles);
+  const uint32_t tile = tile_for(n_slots, n_expert), tile_rows = 4096 / tile;
+  cmd.dispatch(*gemm_[tile == 64], buffers, &push, sizeof push, (rows + tile_rows - 1) / tile_rows, tiles);
   return Status();
 }
 

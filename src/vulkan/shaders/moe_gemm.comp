@@ -1,15 +1,17 @@
 #version 450
 // Prefill expert GEMM over slots grouped by expert (moe_group.comp): workgroup (x, y) computes
-// rows 64 x .. + 64 of expert e for the up to 64 slots of tile y = (e, begin, count):
+// rows kBM x .. + kBM of expert e for the up to kBN slots of tile y = (e, begin, count):
 //   kPair: y[s][r] = silu(W0[e] x[s / k])[r] * (W1[e] x[s / k])[r]
 //   else:  y[s][r] = (W0[e] x[s])[r]
 // for s = order[begin + i], i < count. W dequantized tile by tile into shared memory as in
-// gemm.comp (256 threads, 4 rows x 4 slots each, K in steps of 32), float32 math.
+// gemm.comp (256 threads, 4 rows x 4 slots each, K in steps of 32), float32 math. Tiles of
+// 64 rows x 64 slots, or 128 x 32 for experts with few slots (kBN = 32).
 #define TWO_WEIGHTS
 #include "quant.glsl"
 
 layout(local_size_x = 256) in;
 layout(constant_id = 0) const bool kPair = false;
+layout(constant_id = 1) const uint kBN = 64;  // slots per tile: 64 or 32
 layout(std430, binding = 2) readonly buffer X4 { vec4 x4[]; };
 layout(std430, binding = 2) readonly buffer X1 { float x1[]; };
 layout(std430, binding = 3) writeonly buffer Y { float y[]; };
@@ -27,7 +29,7 @@ layout(push_constant) uniform Push {
   uvec4 planes1;
 } p;
 
-const uint kBM = 64, kBN = 64, kStride = 9;
+const uint kBM = 4096 / kBN, kThreadsR = kBM / 4, kStride = 9;
 const uint kMats = kPair ? 2 : 1;
 shared vec4 ws[kMats * kBM * kStride];  // [mat][row][k / 4]
 shared vec4 xs[kBN * kStride];          // [slot][k / 4]
@@ -39,7 +41,7 @@ void main() {
   if (tile.z == 0) return;  // past the last tile: the whole workgroup leaves
   const uint tid = gl_LocalInvocationID.x;
   const uint tile_r = gl_WorkGroupID.x * kBM;
-  const uint tr = tid % 16, tc = tid / 16;
+  const uint tr = tid % kThreadsR, tc = tid / kThreadsR;
   const uint groups = (p.cols + 31) / 32, blocks = groups / BLOCK_GROUPS;
   const uint erow = tile.x * p.rows;
   if (tid < kBN) s_xrow[tid] = tid < tile.z ? (kPair ? order[tile.y + tid] / p.k : order[tile.y + tid]) : 0;
@@ -48,12 +50,12 @@ void main() {
   [[unroll]] for (uint j = 0; j < kMats * 4; ++j) acc[j] = vec4(0.0);
 
   for (uint g = 0; g < groups; ++g) {
-    if (tid < kMats * kBM) {
-      const uint which = tid / kBM, r = tid % kBM;
+    for (uint wi = tid; wi < kMats * kBM; wi += 256) {
+      const uint which = wi / kBM, r = wi % kBM;
       const uint row = erow + min(tile_r + r, p.rows - 1);
       const Group gr = load_group(which, which == 0 ? p.planes0 : p.planes1, row * groups + g,
                                   row * blocks + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
-      [[unroll]] for (uint j = 0; j < 8; ++j) ws[tid * kStride + j] = group_values(gr, j);
+      [[unroll]] for (uint j = 0; j < 8; ++j) ws[wi * kStride + j] = group_values(gr, j);
     }
     [[unroll]] for (uint e = tid; e < kBN * 8; e += 256) {
       const uint t = e / 8, j = e % 8, kk = 32 * g + 4 * j;
