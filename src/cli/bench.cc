@@ -1,8 +1,12 @@
-// zinc bench -m MODEL [-p 512] [-n 128] [-d DEPTH] [-r 3] [-t THREADS] [-o md|json]: prefill
-// (pp) and decode (tg) throughput like llama-bench: tokens per second, mean and standard
-// deviation over repetitions after one warm-up run, and for decode the effective weight
-// bandwidth (model bytes x tokens/s; an upper bound of bytes really read for MoE models).
+// zinc bench -m MODEL [-p 512] [-n 128] [-d DEPTH] [-r 3] [-t THREADS] [-o md|json]
+// [--backend auto|cpu|vulkan] [--device N] [--profile]: prefill (pp) and decode (tg) throughput
+// like llama-bench: tokens per second, mean and standard deviation over repetitions after one
+// warm-up run, and for decode the effective weight bandwidth (model bytes x tokens/s; an upper
+// bound of bytes really read for MoE models). Decode steps are greedy (only the argmax id is
+// read back). --profile (Vulkan): GPU time per op kind of one decode step at the given depth.
+#include <algorithm>
 #include <chrono>
+#include <map>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -19,7 +23,8 @@ namespace {
 
 struct BenchOptions {
   std::string model, output = "md", backend = "auto";
-  int prompt = 512, gen = 128, depth = 0, reps = 3, threads = 0;
+  int prompt = 512, gen = 128, depth = 0, reps = 3, threads = 0, device = -1;
+  bool profile = false;
 };
 
 struct Result1 {
@@ -41,7 +46,7 @@ Result<double> time_run(engine::Runner& r, const std::vector<int32_t>& tokens, i
   const auto t0 = std::chrono::steady_clock::now();
   if (decode) {
     for (int i = 0; i < n; ++i) {
-      ZINC_ASSIGN_OR_RETURN(auto ignored, r.decode(seq, rest.subspan(size_t(i), 1), false));
+      ZINC_ASSIGN_OR_RETURN(int32_t ignored, r.decode_greedy(seq, rest.subspan(size_t(i), 1)));
       (void)ignored;
     }
   } else {
@@ -68,6 +73,42 @@ Result<Result1> measure(engine::Runner& r, const std::vector<int32_t>& tokens, c
   return res;
 }
 
+// One decode step at `depth` with a timestamp after every op, summed per op kind.
+int print_profile(engine::Runner& r, const std::vector<int32_t>& tokens, int depth) {
+  if (!r.on_vulkan()) return fail("--profile needs the Vulkan backend");
+  r.cache().clear(0);
+  if (depth > 0) {
+    auto s = r.decode(0, std::span<const int32_t>(tokens).first(size_t(depth)), false);
+    if (!s.ok()) return fail(s.status().message());
+  }
+  std::vector<vulkan::OpTiming> timings;
+  for (int i = 0; i < 2; ++i) {  // the first run records the command buffer
+    auto t = r.profile_step(0, tokens[size_t(depth + i)]);
+    if (!t.ok()) return fail(t.status().message());
+    timings = std::move(*t);
+  }
+  struct Row {
+    int calls = 0;
+    double ns = 0;
+  };
+  std::map<std::string, Row> rows;
+  double total = 0;
+  for (const auto& t : timings) {
+    rows[t.kind].calls++;
+    rows[t.kind].ns += t.ns;
+    total += t.ns;
+  }
+  std::vector<std::pair<std::string, Row>> sorted(rows.begin(), rows.end());
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second.ns > b.second.ns; });
+  std::printf("decode step at depth %d on %s: %.1f us of GPU time (a barrier after every op)\n\n", depth,
+              r.device_name().c_str(), total / 1e3);
+  std::printf("| op | calls | total us | %% of step |\n| --- | ---: | ---: | ---: |\n");
+  for (const auto& [kind, row] : sorted)
+    std::printf("| %s | %d | %.1f | %.1f |\n", kind.c_str(), row.calls, row.ns / 1e3, 100.0 * row.ns / total);
+  std::printf("\n");
+  return 0;
+}
+
 int run_bench(const BenchOptions& o) {
   if (o.prompt < 0 || o.gen < 0 || o.depth < 0 || o.reps < 1)
     return fail("-p, -n and -d must be >= 0 and -r >= 1");
@@ -78,6 +119,7 @@ int run_bench(const BenchOptions& o) {
   if (!model.ok()) return fail(model.status().message());
   engine::RunnerOptions ro;
   ro.backend = *backend;
+  ro.device = o.device;
   ro.n_threads = o.threads;
   ro.n_ctx = int64_t(o.depth) + std::max(o.prompt, o.gen) + 1;
   auto runner = engine::Runner::create(**model, ro);
@@ -94,6 +136,10 @@ int run_bench(const BenchOptions& o) {
     auto r = measure(**runner, tokens, o, n, decode);
     if (!r.ok()) return fail(r.status().message());
     results.push_back(*r);
+  }
+
+  if (o.profile) {
+    if (int s = print_profile(**runner, tokens, o.depth); s != 0) return s;
   }
 
   const double size_bytes = double((*model)->weight_bytes());
@@ -136,7 +182,9 @@ ZINC_REGISTER_COMMAND(bench, Command{"bench", "Measure prefill and decode throug
                                        sub.add_option("-r,--repetitions", o->reps, "Timed runs per test")->capture_default_str();
                                        sub.add_option("-t,--threads", o->threads, "CPU threads (0: all)")->capture_default_str();
                                        sub.add_option("-o,--output", o->output, "md or json")->capture_default_str();
-                                       sub.add_option("--backend", o->backend, "auto or cpu")->capture_default_str();
+                                       sub.add_option("--backend", o->backend, "auto, cpu or vulkan")->capture_default_str();
+                                       sub.add_option("--device", o->device, "Vulkan device index (-1: auto)")->capture_default_str();
+                                       sub.add_flag("--profile", o->profile, "Vulkan: GPU time per op kind of one decode step");
                                        return [o]() { return run_bench(*o); };
                                      }});
 

@@ -1,4 +1,4 @@
-// zinc logits -m MODEL --tokens 1,2,3 -o FILE [--stepwise] [--backend auto|cpu] [-t THREADS]:
+// zinc logits -m MODEL --tokens 1,2,3 -o FILE [--stepwise] [--backend auto|cpu|vulkan] [--device N] [-t THREADS]:
 // float32 logits for every position (rows of n_vocab), the prompt as one batch or one token per
 // step.
 #include <cstdio>
@@ -17,7 +17,7 @@ namespace {
 struct LogitsOptions {
   std::string model, tokens, output, backend = "auto", kv_type = "f16";
   bool stepwise = false;
-  int threads = 0;
+  int threads = 0, device = -1;
 };
 
 int run_logits(const LogitsOptions& o) {
@@ -29,6 +29,7 @@ int run_logits(const LogitsOptions& o) {
   if (!model.ok()) return fail(model.status().message());
   engine::RunnerOptions ro;
   ro.backend = *backend;
+  ro.device = o.device;
   ro.n_threads = o.threads;
   ro.n_ctx = int64_t(tokens->size());
   if (o.kv_type != "f16" && o.kv_type != "f32") return fail("--kv-type: expected f16 or f32, got '" + o.kv_type + "'");
@@ -67,7 +68,8 @@ ZINC_REGISTER_COMMAND(logits, Command{"logits", "Write float32 logits for every 
                                         sub.add_option("--tokens", o->tokens, "Token ids, comma separated")->required();
                                         sub.add_option("-o,--output", o->output, "Output file (float32 rows of n_vocab)")->required();
                                         sub.add_flag("--stepwise", o->stepwise, "One token per step instead of one batch");
-                                        sub.add_option("--backend", o->backend, "auto or cpu")->capture_default_str();
+                                        sub.add_option("--backend", o->backend, "auto, cpu or vulkan")->capture_default_str();
+                                        sub.add_option("--device", o->device, "Vulkan device index (-1: auto)")->capture_default_str();
                                         sub.add_option("--kv-type", o->kv_type, "KV cache element type: f16 or f32")->capture_default_str();
                                         sub.add_option("-t,--threads", o->threads, "CPU threads (0: all)")->capture_default_str();
                                         return [o]() { return run_logits(*o); };

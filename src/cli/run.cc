@@ -19,7 +19,7 @@ namespace {
 struct RunOptions {
   std::string model, prompt, tokens, stop, backend = "auto";
   bool raw = false, verbose = false;
-  int n_predict = 128, threads = 0;
+  int n_predict = 128, threads = 0, device = -1;
   int64_t n_ctx = 4096;
   engine::SamplerParams sampling;
 };
@@ -63,6 +63,8 @@ int run_generate(const RunOptions& o) {
   }
   engine::RunnerOptions ro;
   ro.backend = *backend;
+  ro.device = o.device;
+  ro.verbose = o.verbose;
   ro.n_threads = o.threads;
   ro.n_ctx = std::max<int64_t>(o.n_ctx, int64_t(prompt.size()) + o.n_predict);
   auto runner = engine::Runner::create(**model, ro);
@@ -126,7 +128,8 @@ ZINC_REGISTER_COMMAND(run, Command{"run", "Generate a continuation of a prompt (
                                      sub.add_option("--frequency-penalty", s.frequency_penalty, "Frequency penalty")->capture_default_str();
                                      sub.add_option("-s,--seed", s.seed, "Random seed")->capture_default_str();
                                      sub.add_option("-t,--threads", o->threads, "CPU threads (0: all)")->capture_default_str();
-                                     sub.add_option("--backend", o->backend, "auto or cpu")->capture_default_str();
+                                     sub.add_option("--backend", o->backend, "auto, cpu or vulkan")->capture_default_str();
+                                     sub.add_option("--device", o->device, "Vulkan device index (see zinc devices; -1: auto)")->capture_default_str();
                                      return [o]() { return run_generate(*o); };
                                    }});
 

@@ -1,6 +1,9 @@
 #include "engine/runner.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 #include "core/check.h"
@@ -10,7 +13,16 @@ namespace zinc::engine {
 Result<Backend> parse_backend(std::string_view name) {
   if (name == "auto") return Backend::kAuto;
   if (name == "cpu") return Backend::kCpu;
-  return error("unknown backend '%.*s' (expected auto or cpu)", int(name.size()), name.data());
+  if (name == "vulkan") return Backend::kVulkan;
+  return error("unknown backend '%.*s' (expected auto, cpu or vulkan)", int(name.size()), name.data());
+}
+
+bool vulkan_supports(const model::Model& model, std::string* why) {
+  const model::HParams& hp = model.hparams();
+  const bool dense_arch = hp.arch == "llama" || hp.arch == "qwen2" || hp.arch == "qwen3";
+  if (dense_arch && hp.ffn == model::FfnKind::kDense) return true;
+  if (why) *why = "architecture " + hp.arch + (dense_arch ? " with experts" : "") + " does not run on Vulkan yet";
+  return false;
 }
 
 Runner::Runner(const model::Model& model, const RunnerOptions& options)
@@ -27,7 +39,71 @@ Result<std::unique_ptr<Runner>> Runner::create(const model::Model& model, const 
   co.max_seqs = options.max_seqs;
   co.type = options.kv_type;
   ZINC_ASSIGN_OR_RETURN(r->cache_, kv::Cache::create(model.state_layout(), co));
+
+  std::string why;
+  const bool supported = vulkan_supports(model, &why);
+  if (options.backend == Backend::kVulkan) {
+    if (!supported) return error("--backend vulkan: %s (use --backend cpu)", why.c_str());
+    ZINC_RETURN_IF_ERROR(r->init_vulkan(options.device));
+  } else if (options.backend == Backend::kAuto) {
+    // The first discrete or integrated GPU; software devices (lavapipe) only when asked for.
+    static const int first_gpu = [] {  // probed once per process
+      auto inst = vulkan::Instance::create();
+      if (inst.ok())
+        for (const auto& d : (*inst)->devices())
+          if (d.type == "discrete" || d.type == "integrated") return d.index;
+      return -1;
+    }();
+    const int gpu = options.device >= 0 ? options.device : first_gpu;
+    if (gpu >= 0 && supported) {
+      if (Status s = r->init_vulkan(gpu); !s.ok())
+        std::fprintf(stderr, "zinc: running on the CPU: Vulkan device %d: %s\n", gpu, s.message().c_str());
+    } else if (gpu >= 0) {
+      std::fprintf(stderr, "zinc: running on the CPU: %s\n", why.c_str());
+    }
+  }
   return r;
+}
+
+Status Runner::init_vulkan(int device_index) {
+  auto vk = std::make_unique<VulkanState>();
+  ZINC_ASSIGN_OR_RETURN(vk->instance, vulkan::Instance::create());
+  if (vk->instance->devices().empty()) return error("no Vulkan device");
+  if (device_index < 0) device_index = vk->instance->default_device();
+  if (device_index >= int(vk->instance->devices().size()))
+    return error("Vulkan device %d does not exist (%zu devices; see zinc devices)", device_index,
+                 vk->instance->devices().size());
+  ZINC_ASSIGN_OR_RETURN(vk->device, vulkan::Device::create(*vk->instance, device_index));
+  ZINC_ASSIGN_OR_RETURN(vk->kernels, vulkan::Kernels::create(*vk->device, cache_->type() == kv::KvType::kF16));
+  ZINC_ASSIGN_OR_RETURN(vk->weights, vulkan::ModelWeights::create(*vk->device));
+  ZINC_ASSIGN_OR_RETURN(vk->kv, vulkan::KvPool::create(*vk->device, *cache_));
+  // Upload every weight now (the one-token graph uses them all).
+  const bool progress = options_.verbose || isatty(STDERR_FILENO);
+  ZINC_RETURN_IF_ERROR(vk->weights->add(model_.build_graph({1, 1}), progress));
+  vk_ = std::move(vk);
+  return ok_status();
+}
+
+std::string Runner::device_name() const {
+  if (!vk_) return "cpu";
+  return vk_->device->caps().name + " (" + vk_->device->caps().type + ")";
+}
+
+Result<vulkan::Executor*> Runner::vk_executor(graph::BatchShape shape) {
+  const std::pair<int64_t, int64_t> key{shape.n_tokens, shape.n_outputs};
+  auto& ex = vk_->executors;
+  if (auto it = ex.find(key); it != ex.end()) return it->second.get();
+  if (ex.size() >= kMaxExecutors) {
+    auto victim = ex.begin();
+    for (auto it = ex.begin(); it != ex.end(); ++it)
+      if (it->second->arena_bytes() > victim->second->arena_bytes()) victim = it;
+    ex.erase(victim);
+  }
+  ZINC_ASSIGN_OR_RETURN(auto e, vulkan::Executor::create(*vk_->kernels, *vk_->weights, *vk_->kv,
+                                                         model_.build_graph(shape), cache_->max_seqs()));
+  vulkan::Executor* p = e.get();
+  ex[key] = std::move(e);
+  return p;
 }
 
 cpu::Executor& Runner::executor(graph::BatchShape shape) {
@@ -73,18 +149,67 @@ Status Runner::check_batch(const graph::Batch& b) {
   return ok_status();
 }
 
-Result<std::span<const float>> Runner::decode(const graph::Batch& batch) {
+Status Runner::begin_step(const graph::Batch& batch) {
   ZINC_RETURN_IF_ERROR(check_batch(batch));
   if (int64_t(batch.tokens.size()) > options_.max_batch)
     return error("batch of %zu tokens exceeds the maximum batch of %lld", batch.tokens.size(), (long long)options_.max_batch);
   // Reserve pages for every sequence's new end position.
   for (size_t i = 0; i < batch.tokens.size(); ++i)
     ZINC_RETURN_IF_ERROR(cache_->reserve(batch.seq_ids[i], int64_t(batch.positions[i]) + 1));
-  cpu::Executor& ex = executor(batch.shape());
-  ex.run(batch, *cache_);
+  return ok_status();
+}
+
+void Runner::end_step(const graph::Batch& batch) {
   for (size_t i = 0; i < batch.tokens.size(); ++i)
     cache_->set_length(batch.seq_ids[i], std::max<int64_t>(cache_->length(batch.seq_ids[i]), batch.positions[i] + 1));
+}
+
+Result<std::span<const float>> Runner::decode(const graph::Batch& batch) {
+  ZINC_RETURN_IF_ERROR(begin_step(batch));
+  if (vk_) {
+    ZINC_ASSIGN_OR_RETURN(vulkan::Executor * ex, vk_executor(batch.shape()));
+    ZINC_RETURN_IF_ERROR(ex->run(batch, *cache_, vulkan::Readback::kLogits));
+    end_step(batch);
+    return ex->output();
+  }
+  cpu::Executor& ex = executor(batch.shape());
+  ex.run(batch, *cache_);
+  end_step(batch);
   return ex.output();
+}
+
+Result<int32_t> Runner::decode_greedy(kv::SeqId seq, std::span<const int32_t> tokens) {
+  if (!vk_ || int64_t(tokens.size()) > options_.max_batch) {
+    ZINC_ASSIGN_OR_RETURN(std::span<const float> logits, decode(seq, tokens, false));
+    return int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
+  }
+  if (!cache_->has_sequence(seq)) return error("sequence %d does not exist", seq);
+  if (tokens.empty()) return error("no tokens to decode");
+  const int64_t n = int64_t(tokens.size()), start = cache_->length(seq);
+  positions_.resize(size_t(n));
+  for (int64_t i = 0; i < n; ++i) positions_[size_t(i)] = int32_t(start + i);
+  seq_ids_.assign(size_t(n), seq);
+  output_rows_.assign(1, int32_t(n - 1));
+  const graph::Batch b{tokens, positions_, seq_ids_, output_rows_};
+  ZINC_RETURN_IF_ERROR(begin_step(b));
+  ZINC_ASSIGN_OR_RETURN(vulkan::Executor * ex, vk_executor(b.shape()));
+  ZINC_RETURN_IF_ERROR(ex->run(b, *cache_, vulkan::Readback::kArgmax));
+  end_step(b);
+  return ex->argmax()[0];
+}
+
+Result<std::vector<vulkan::OpTiming>> Runner::profile_step(kv::SeqId seq, int32_t token) {
+  if (!vk_) return error("profiling needs the Vulkan backend");
+  if (!cache_->has_sequence(seq)) return error("sequence %d does not exist", seq);
+  positions_.assign(1, int32_t(cache_->length(seq)));
+  seq_ids_.assign(1, seq);
+  output_rows_.assign(1, 0);
+  const graph::Batch b{std::span<const int32_t>(&token, 1), positions_, seq_ids_, output_rows_};
+  ZINC_RETURN_IF_ERROR(begin_step(b));
+  ZINC_ASSIGN_OR_RETURN(vulkan::Executor * ex, vk_executor(b.shape()));
+  ZINC_ASSIGN_OR_RETURN(auto timings, ex->profile(b, *cache_));
+  end_step(b);
+  return timings;
 }
 
 Result<std::span<const float>> Runner::decode(kv::SeqId seq, std::span<const int32_t> tokens, bool all_logits) {

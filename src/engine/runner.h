@@ -17,14 +17,23 @@
 #include "graph/batch.h"
 #include "kv/cache.h"
 #include "model/model.h"
+#include "vulkan/executor.h"
 
 namespace zinc::engine {
 
-enum class Backend : uint8_t { kAuto, kCpu };
-Result<Backend> parse_backend(std::string_view name);  // "auto" | "cpu"
+enum class Backend : uint8_t { kAuto, kCpu, kVulkan };
+Result<Backend> parse_backend(std::string_view name);  // "auto" | "cpu" | "vulkan"
+
+// Whether the Vulkan executor runs this model's architecture (the dense ones so far); when not,
+// `why` says so.
+bool vulkan_supports(const model::Model& model, std::string* why = nullptr);
 
 struct RunnerOptions {
-  Backend backend = Backend::kAuto;  // auto picks the CPU until a GPU backend exists
+  // auto: the first discrete or integrated GPU when the architecture runs on Vulkan, else the
+  // CPU (with a one-line notice on stderr when a GPU was passed over).
+  Backend backend = Backend::kAuto;
+  int device = -1;                   // Vulkan device index (zinc devices); -1: auto
+  bool verbose = false;              // weight-upload progress on stderr even when it is not a tty
   int n_threads = 0;                 // 0: one per hardware thread
   int64_t n_ctx = 4096;              // KV pool size in tokens, shared by all sequences
   int32_t max_seqs = 1;              // sequences that may exist at once
@@ -41,7 +50,10 @@ class Runner {
   const RunnerOptions& options() const { return options_; }
   kv::Cache& cache() { return *cache_; }
   cpu::ThreadPool& pool() { return pool_; }
-  const char* backend_name() const { return "cpu"; }
+  const char* backend_name() const { return vk_ ? "vulkan" : "cpu"; }
+  bool on_vulkan() const { return vk_ != nullptr; }
+  // "NVIDIA H200 (discrete)", or "cpu".
+  std::string device_name() const;
 
   // Appends `tokens` to sequence `seq` (positions continue from its length) and returns logits
   // [rows, n_vocab]: every token's row when all_logits, else only the last token's. Inputs longer
@@ -52,6 +64,14 @@ class Runner {
   // sequence continuing from its length). Returns logits [batch.output_rows.size(), n_vocab].
   Result<std::span<const float>> decode(const graph::Batch& batch);
 
+  // As decode(seq, tokens, false), returning only the index of the last row's largest logit
+  // (on Vulkan only that id is read back).
+  Result<int32_t> decode_greedy(kv::SeqId seq, std::span<const int32_t> tokens);
+
+  // Vulkan only: one decode step of `token` for `seq`, with a GPU timestamp after every op
+  // (the sequence advances as with decode()).
+  Result<std::vector<vulkan::OpTiming>> profile_step(kv::SeqId seq, int32_t token);
+
   // The executor for a shape (built on first use; at most kMaxExecutors are kept). The reference
   // is valid until the next call that builds another shape.
   cpu::Executor& executor(graph::BatchShape shape);
@@ -61,6 +81,21 @@ class Runner {
  private:
   Runner(const model::Model& model, const RunnerOptions& options);
   Status check_batch(const graph::Batch& batch);
+  Status init_vulkan(int device_index);
+  Result<vulkan::Executor*> vk_executor(graph::BatchShape shape);
+  // Checks the batch, reserves pages; after the run, advances the sequences.
+  Status begin_step(const graph::Batch& batch);
+  void end_step(const graph::Batch& batch);
+
+  struct VulkanState {
+    std::unique_ptr<vulkan::Instance> instance;
+    std::unique_ptr<vulkan::Device> device;
+    std::unique_ptr<vulkan::Kernels> kernels;
+    std::unique_ptr<vulkan::ModelWeights> weights;
+    std::unique_ptr<vulkan::KvPool> kv;
+    std::map<std::pair<int64_t, int64_t>, std::unique_ptr<vulkan::Executor>> executors;
+  };
+  std::unique_ptr<VulkanState> vk_;
 
   const model::Model& model_;
   RunnerOptions options_;

@@ -1,5 +1,11 @@
 #include "vulkan/device.h"
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
 #include <vector>
 
 namespace zinc::vulkan {
@@ -82,10 +88,61 @@ Result<std::unique_ptr<Device>> Device::create(const Instance& instance, int dev
   ZINC_RETURN_IF_ERROR(vk_check(d->api_.vkCreateDevice(c.physical, &ci, nullptr, &d->device_), "vkCreateDevice"));
   d->api_.load_device(d->device_);
   d->api_.vkGetDeviceQueue(d->device_, c.compute_queue_family, 0, &d->queue_);
+  d->open_pipeline_cache();
   return d;
 }
 
+void Device::open_pipeline_cache() {
+  std::string dir;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
+    dir = std::string(x) + "/zinc";
+  else if (const char* h = std::getenv("HOME"); h && *h)
+    dir = std::string(h) + "/.cache/zinc";
+  std::vector<char> data;
+  if (!dir.empty()) {
+    char name[64];
+    std::snprintf(name, sizeof name, "/pipelines-%04x-%08x.bin", caps_.vendor_id,
+                  uint32_t(std::hash<std::string>()(caps_.name + caps_.driver)));
+    pipeline_cache_path_ = dir + name;
+    if (std::FILE* f = std::fopen(pipeline_cache_path_.c_str(), "rb")) {
+      char buf[1 << 16];
+      for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) data.insert(data.end(), buf, buf + n);
+      std::fclose(f);
+    }
+  }
+  VkPipelineCacheCreateInfo ci{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+  ci.initialDataSize = data.size();
+  ci.pInitialData = data.empty() ? nullptr : data.data();
+  if (api_.vkCreatePipelineCache(device_, &ci, nullptr, &pipeline_cache_) != VK_SUCCESS) {
+    ci.initialDataSize = 0;
+    ci.pInitialData = nullptr;
+    if (api_.vkCreatePipelineCache(device_, &ci, nullptr, &pipeline_cache_) != VK_SUCCESS) pipeline_cache_ = VK_NULL_HANDLE;
+  }
+}
+
+void Device::save_pipeline_cache() const {
+  if (!pipeline_cache_ || pipeline_cache_path_.empty()) return;
+  size_t size = 0;
+  if (api_.vkGetPipelineCacheData(device_, pipeline_cache_, &size, nullptr) != VK_SUCCESS || size == 0) return;
+  std::vector<char> data(size);
+  if (api_.vkGetPipelineCacheData(device_, pipeline_cache_, &size, data.data()) != VK_SUCCESS) return;
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(pipeline_cache_path_).parent_path(), ec);
+  const std::string tmp = pipeline_cache_path_ + ".tmp" + std::to_string(::getpid());
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) return;
+  const bool ok = std::fwrite(data.data(), 1, size, f) == size;
+  if (std::fclose(f) == 0 && ok)
+    std::filesystem::rename(tmp, pipeline_cache_path_, ec);
+  else
+    std::filesystem::remove(tmp, ec);
+}
+
 Device::~Device() {
+  if (pipeline_cache_) {
+    save_pipeline_cache();
+    api_.vkDestroyPipelineCache(device_, pipeline_cache_, nullptr);
+  }
   if (device_) {
     api_.vkDeviceWaitIdle(device_);
     api_.vkDestroyDevice(device_, nullptr);

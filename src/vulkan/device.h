@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "vulkan/instance.h"
 
@@ -21,15 +22,23 @@ class Device {
   VkDevice handle() const { return device_; }
   VkQueue queue() const { return queue_; }
   const DeviceCaps& caps() const { return caps_; }
+  // The pipeline cache every pipeline of this device uses: loaded from and saved (at
+  // destruction) to $XDG_CACHE_HOME/zinc (else ~/.cache/zinc); a file that cannot be read or
+  // written only costs compile time.
+  VkPipelineCache pipeline_cache() const { return pipeline_cache_; }
   // Memory type index with all of `required` flags (preferring `preferred` too), or -1.
   int memory_type(uint32_t type_bits, VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred) const;
 
  private:
   Device() = default;
+  void open_pipeline_cache();
+  void save_pipeline_cache() const;
   Api api_;
   DeviceCaps caps_;
   VkDevice device_ = VK_NULL_HANDLE;
   VkQueue queue_ = VK_NULL_HANDLE;
+  VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
+  std::string pipeline_cache_path_;
   VkPhysicalDeviceMemoryProperties memory_{};
 };
 

@@ -10,18 +10,18 @@
 namespace zinc::test {
 namespace {
 
-TEST(RunCommand, GreedyMatchesTheReferenceOnStories) {
-  ZINC_REQUIRE_TEST_DATA();
+// `zinc run --tokens` of a stories260K manifest case (`flags` added) prints the reference's greedy tokens.
+void expect_greedy_stories(const std::string& prompt, const std::string& flags) {
   std::ifstream f(data_path("reference/manifest.json"));
   const auto manifest = nlohmann::json::parse(f);
   for (const auto& c : manifest["cases"]) {
-    if (c["model"] != "models/stories260K.gguf" || c["prompt"] != "p1") continue;
+    if (c["model"] != "models/stories260K.gguf" || c["prompt"] != prompt) continue;
     std::string tokens;
     for (int t : c["tokens"]) tokens += (tokens.empty() ? "" : ",") + std::to_string(t);
     const auto greedy = c["greedy"].get<std::vector<int>>();
     std::string out;
     ASSERT_EQ(run_command(zinc_binary() + " run -m " + data_path("models/stories260K.gguf") + " --tokens " + tokens +
-                              " -n " + std::to_string(greedy.size()) + " --temp 0 --stop 0 -t 1 2>/dev/null",
+                              " -n " + std::to_string(greedy.size()) + " --temp 0 --stop 0 " + flags + " 2>/dev/null",
                           &out),
               0)
         << out;
@@ -31,7 +31,21 @@ TEST(RunCommand, GreedyMatchesTheReferenceOnStories) {
     EXPECT_EQ(got, greedy);
     return;
   }
-  FAIL() << "no stories260K p1 case in the manifest";
+  FAIL() << "no stories260K " << prompt << " case in the manifest";
+}
+
+TEST(RunCommand, GreedyMatchesTheReferenceOnStories) {
+  ZINC_REQUIRE_TEST_DATA();
+  expect_greedy_stories("p1", "-t 1");
+}
+
+// The same on the Vulkan executor (lavapipe in CI), with the longer prompt (pages, split attention).
+TEST(RunCommand, GreedyMatchesTheReferenceOnStoriesOnVulkan) {
+  ZINC_REQUIRE_TEST_DATA();
+  std::string devices;
+  if (run_command(zinc_binary() + " devices 2>&1", &devices) != 0 || devices.find("no Vulkan") != std::string::npos)
+    GTEST_SKIP() << "no Vulkan device";
+  expect_greedy_stories("p2", "--backend vulkan");
 }
 
 // A text prompt goes through the tokenizer: the prompt of the stories260K p1 case, as text, gives

@@ -71,6 +71,9 @@ inline float silu(float x) { return x / (1.f + std::exp(-x)); }
 inline float sigmoid(float x) { return 1.f / (1.f + std::exp(-x)); }
 // 1 / sqrt(mean(x^2) + eps) with the sum of squares in double.
 float rms_scale(const float* x, int64_t n, float eps);
+// RoPE cos/sin of every pair (n_rot / 2 of them) at position p, as ggml computes them (also
+// used by the Vulkan backend to fill its per-step tables).
+void rope_cache(const graph::RopeParams& r, int32_t p, float* cos_out, float* sin_out);
 
 }  // namespace ops
 }  // namespace zinc::cpu

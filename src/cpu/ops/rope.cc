@@ -27,7 +27,8 @@ bool imrope_uses_e(const std::array<int32_t, 4>& s, int pair) {
   return true;
 }
 
-// cos/sin for every pair at position p.
+}  // namespace
+
 void rope_cache(const graph::RopeParams& r, int32_t p, float* cos_out, float* sin_out) {
   const int n_pairs = r.n_rot / 2;
   const float theta_scale = std::pow(r.freq_base, -2.f / float(r.n_rot));
@@ -49,8 +50,6 @@ void rope_cache(const graph::RopeParams& r, int32_t p, float* cos_out, float* si
     theta *= theta_scale;
   }
 }
-
-}  // namespace
 
 void run(const graph::Rope& op, const OpContext& ctx) {
   const graph::RopeParams& r = op.params;

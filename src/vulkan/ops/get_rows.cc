@@ -5,6 +5,8 @@ namespace {
 struct Push {
   uint32_t rows, cols, row_begin, out_stride;
   uint32_t planes[4];
+  uint32_t ids_offset;
+  float scale;
 };
 }  // namespace
 
@@ -19,7 +21,7 @@ Result<std::unique_ptr<GetRows>> GetRows::create(const Device& device, TensorTyp
 }
 
 Status GetRows::record(Commands& cmd, const WeightBuffer& w, const BufferRange& ids, const Activations& out,
-                       uint32_t n_tokens) const {
+                       uint32_t n_tokens, uint32_t ids_offset, float scale) const {
   if (w.type() != type_)
     return error("get_rows for %s given a %s matrix", std::string(type_name(type_)).c_str(),
                  std::string(type_name(w.type())).c_str());
@@ -29,7 +31,7 @@ Status GetRows::record(Commands& cmd, const WeightBuffer& w, const BufferRange& 
   if (n_tokens == 0) return Status();
   const Grid grid = grid_for(n_tokens);
   for (const WeightChunk& c : w.chunks()) {
-    const Push push{c.rows, uint32_t(w.cols()), c.row_begin, out.stride, {c.q_word, c.h_word, c.m_word, 0}};
+    const Push push{c.rows, uint32_t(w.cols()), c.row_begin, out.stride, {c.q_word, c.h_word, c.m_word, 0}, ids_offset, scale};
     const BufferRange buffers[3] = {whole(*c.buffer), ids, out.range};
     cmd.dispatch(*pipeline_, buffers, &push, sizeof push, grid.x, grid.y);
   }

@@ -18,7 +18,7 @@ Result<std::unique_ptr<Pipeline>> make_pipeline(const Device& device, const std:
   desc.push_constant_bytes = push_bytes;
   desc.spec_constants = std::move(spec_constants);
   desc.push_descriptors = true;
-  return Pipeline::create(device, desc);
+  return Pipeline::create(device, desc, device.pipeline_cache());
 }
 
 Reduction reduction_for(const DeviceCaps& caps, bool use_subgroups) {

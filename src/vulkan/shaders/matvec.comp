@@ -13,6 +13,20 @@
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #endif
 #ifdef INT8
+// Unsigned codes are centred (code - C) before the integer dot product, with the offset term
+// adjusted (A * code + B = A * (code - C) + (B + C * A)): the rounding error of x then meets
+// weights of half the magnitude.
+#if defined(TYPE_Q4_0) || defined(TYPE_Q4_1) || defined(TYPE_Q4_K)
+#define CODE_CENTER 8
+#elif defined(TYPE_Q5_0) || defined(TYPE_Q5_1) || defined(TYPE_Q5_K)
+#define CODE_CENTER 16
+#elif defined(TYPE_Q2_K)
+#define CODE_CENTER 2
+#elif defined(TYPE_Q3_K)
+#define CODE_CENTER 4
+#elif defined(TYPE_Q6_K)
+#define CODE_CENTER 32
+#endif
 #extension GL_EXT_spirv_intrinsics : require
 spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018], id = 4450)
 int sdot4_packed(uint a, uint b, spirv_literal int packed_format);
@@ -97,6 +111,13 @@ void main() {
       const float dx = amax / 127.0;
       uint xq[8];
       [[unroll]] for (uint j = 0; j < 8; ++j) xq[j] = packSnorm4x8(xv[j] * inv);
+#ifdef CODE_CENTER
+      int xs0 = 0, xs1 = 0;
+      [[unroll]] for (uint j = 0; j < 4; ++j) {
+        xs0 += sdot4(0x01010101u, xq[j]);
+        xs1 += sdot4(0x01010101u, xq[4 + j]);
+      }
+#endif
 #endif
       [[unroll]] for (uint v = 0; v < kValues; ++v) {
 #ifdef INT8
@@ -105,6 +126,10 @@ void main() {
           s0 += sdot4(gr[v].c[0][j], xq[j]);
           s1 += sdot4(gr[v].c[1][j], xq[4 + j]);
         }
+#ifdef CODE_CENTER
+        s0 -= CODE_CENTER * xs0;
+        s1 -= CODE_CENTER * xs1;
+#endif
         float r = dx * (gr[v].ab.x * float(s0) + gr[v].ab.y * float(s1));
 #elif defined(FLOAT_WEIGHTS)
         float r = 0.0;
@@ -117,7 +142,9 @@ void main() {
         }
         float r = gr[v].ab.x * q0 + gr[v].ab.y * q1;
 #endif
-#ifdef HAS_OFFSET
+#if defined(INT8) && defined(CODE_CENTER)
+        r += (gr[v].ab.z + CODE_CENTER * gr[v].ab.x) * sx0 + (gr[v].ab.w + CODE_CENTER * gr[v].ab.y) * sx1;
+#elif defined(HAS_OFFSET)
         r += gr[v].ab.z * sx0 + gr[v].ab.w * sx1;
 #endif
         acc[v] += r;

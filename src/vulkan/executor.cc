@@ -1,0 +1,368 @@
+#include "vulkan/executor.h"
+
+#include <algorithm>
+#include <cstring>
+#include <variant>
+
+#include "core/check.h"
+
+namespace zinc::vulkan {
+namespace {
+
+using Range = std::pair<uint64_t, uint64_t>;  // [begin, end) in the notional address space
+
+bool same_rope(const graph::RopeParams& a, const graph::RopeParams& b) {
+  return a.mode == b.mode && a.n_rot == b.n_rot && a.freq_base == b.freq_base && a.freq_scale == b.freq_scale &&
+         a.ext_factor == b.ext_factor && a.attn_factor == b.attn_factor && a.corr_dims == b.corr_dims &&
+         a.sections == b.sections && a.freq_factors == b.freq_factors;
+}
+
+bool overlaps(const Range& a, std::span<const Range> set) {
+  for (const Range& b : set)
+    if (a.first < b.second && b.first < a.second) return true;
+  return false;
+}
+
+constexpr uint32_t kMatvecMaxTokens = 8;
+
+}  // namespace
+
+Executor::~Executor() = default;
+
+Result<std::unique_ptr<Executor>> Executor::create(Kernels& kernels, ModelWeights& weights, const KvPool& kv,
+                                                   graph::Graph graph, int32_t max_seqs) {
+  std::unique_ptr<Executor> e(new Executor(kernels, weights, kv));
+  e->graph_ = std::move(graph);
+  e->max_seqs_ = max_seqs;
+  ZINC_RETURN_IF_ERROR(weights.add(e->graph_));
+  ZINC_RETURN_IF_ERROR(e->plan());
+  return e;
+}
+
+Status Executor::plan() {
+  const Device& device = kernels_.device();
+  if (device.caps().min_storage_offset_alignment > graph::kBufferAlignment)
+    return error("%s needs buffer offsets aligned to %llu bytes; graphs plan %zu", device.caps().name.c_str(),
+                 (unsigned long long)device.caps().min_storage_offset_alignment, graph::kBufferAlignment);
+  const uint32_t n_tokens = uint32_t(graph_.shape().n_tokens), n_out = uint32_t(graph_.shape().n_outputs);
+  n_splits_ = ops::Attention::splits_for(n_tokens, uint32_t(kv_.n_pages() * kv::kPageTokens));
+  uint64_t scratch = 4, partials = 4;
+  for (const graph::Op& op : graph_.ops()) {
+    if (const auto* m = std::get_if<graph::Matmul>(&op.params)) {
+      const graph::Buffer& in = graph_.buffer(m->in);
+      const bool fused = in.rows <= kMatvecMaxTokens && m->up && m->up->type == m->w->type;
+      if (m->up && !fused) scratch = std::max<uint64_t>(scratch, graph_.buffer(m->out).size_bytes());
+    } else if (const auto* a = std::get_if<graph::Attention>(&op.params)) {
+      const auto& spec = graph_.state().kv_layers[size_t(a->kv_layer)];
+      if (n_splits_ > 1)
+        partials = std::max(partials, 4 * ops::Attention::partial_floats(n_tokens, uint32_t(a->q_heads.n_heads),
+                                                                         uint32_t(spec.head_dim_v), n_splits_));
+    } else if (const auto* r = std::get_if<graph::Rope>(&op.params)) {
+      if (std::none_of(rope_tables_.begin(), rope_tables_.end(),
+                       [&](const RopeTable& t) { return same_rope(t.params, r->params); }))
+        rope_tables_.push_back({r->params, 0});
+    }
+  }
+  ZINC_ASSIGN_OR_RETURN(arena_, Buffer::create(device, std::max<uint64_t>(graph_.arena_bytes(), 4), MemoryKind::kDeviceLocal));
+  ZINC_ASSIGN_OR_RETURN(scratch_, Buffer::create(device, scratch, MemoryKind::kDeviceLocal));
+  ZINC_ASSIGN_OR_RETURN(partials_, Buffer::create(device, partials, MemoryKind::kDeviceLocal));
+
+  // Step data: tokens, positions, seq ids, output rows, page tables, then the RoPE tables.
+  step_data_.max_pages = uint32_t(kv_.n_pages());
+  tokens_word_ = 0;
+  step_data_.positions = n_tokens;
+  step_data_.seq_ids = 2 * n_tokens;
+  output_rows_word_ = 3 * n_tokens;
+  step_data_.pages = 3 * n_tokens + n_out;
+  uint64_t words = uint64_t(step_data_.pages) + uint64_t(max_seqs_) * step_data_.max_pages;
+  for (RopeTable& t : rope_tables_) {
+    t.word = uint32_t(words);
+    words += ops::rope_table_floats(t.params, n_tokens);
+  }
+  if (words >= (1ull << 32)) return error("step data of %llu words", (unsigned long long)words);
+  ZINC_ASSIGN_OR_RETURN(step_host_, Buffer::create(device, words * 4, MemoryKind::kHostVisible));
+  ZINC_ASSIGN_OR_RETURN(step_, Buffer::create(device, words * 4, MemoryKind::kDeviceLocal));
+  step_data_.buffer = step_.get();
+  const graph::Buffer& out = graph_.buffer(graph_.output());
+  ZINC_ASSIGN_OR_RETURN(logits_, Buffer::create(device, std::max<uint64_t>(out.size_bytes(), 4), MemoryKind::kHostVisible));
+  ZINC_ASSIGN_OR_RETURN(ids_, Buffer::create(device, uint64_t(out.rows) * 4, MemoryKind::kHostVisible));
+  return Status();
+}
+
+std::pair<uint64_t, uint64_t> Executor::range_of(graph::BufferId id) const {
+  const graph::Buffer& b = graph_.buffer(id);
+  return {b.offset_bytes, b.offset_bytes + b.size_bytes()};
+}
+
+ops::Activations Executor::act(graph::BufferId id) const {
+  const graph::Buffer& b = graph_.buffer(id);
+  return {{arena_.get(), b.offset_bytes, std::max<uint64_t>(b.size_bytes(), 4)}, uint32_t(b.cols)};
+}
+
+void Executor::access(Commands& cmd, std::span<const Range> reads, std::span<const Range> writes) {
+  bool hazard = false;
+  for (const Range& r : reads) hazard = hazard || overlaps(r, pending_writes_);
+  for (const Range& w : writes) hazard = hazard || overlaps(w, pending_writes_) || overlaps(w, pending_reads_);
+  if (hazard) {
+    cmd.barrier();
+    ++n_barriers_;
+    pending_reads_.clear();
+    pending_writes_.clear();
+  }
+  pending_reads_.insert(pending_reads_.end(), reads.begin(), reads.end());
+  pending_writes_.insert(pending_writes_.end(), writes.begin(), writes.end());
+}
+
+Status Executor::record(Commands& cmd, Readback readback, TimestampPool* timestamps) {
+  ZINC_RETURN_IF_ERROR(cmd.begin());
+  pending_reads_.clear();
+  pending_writes_.clear();
+  n_barriers_ = 0;
+  cmd.copy(*step_host_, 0, *step_, 0, step_->size_bytes());
+  cmd.barrier();
+  if (timestamps) {
+    cmd.reset_queries(timestamps->handle(), 0, timestamps->count());
+    cmd.write_timestamp(timestamps->handle(), 0);
+  }
+  uint32_t index = 0;
+  for (const graph::Op& op : graph_.ops()) {
+    Status s = record_op(cmd, op);
+    if (!s.ok()) return error("%s (%s): %s", op.name.c_str(), graph::op_kind_name(op.params), s.message().c_str());
+    if (timestamps) {
+      cmd.barrier();
+      pending_reads_.clear();
+      pending_writes_.clear();
+      cmd.write_timestamp(timestamps->handle(), ++index);
+    }
+  }
+  cmd.barrier();
+  const graph::Buffer& out = graph_.buffer(graph_.output());
+  if (readback == Readback::kLogits) {
+    cmd.copy(*arena_, out.offset_bytes, *logits_, 0, out.size_bytes());
+  } else {
+    ZINC_RETURN_IF_ERROR(kernels_.argmax->record(cmd, act(graph_.output()), {ids_.get(), 0, VK_WHOLE_SIZE},
+                                                 uint32_t(out.rows), uint32_t(out.cols)));
+  }
+  cmd.barrier();
+  return cmd.end();
+}
+
+Status Executor::record_op(Commands& cmd, const graph::Op& op) {
+  const graph::Graph& g = graph_;
+  auto kv_range = [&](int32_t layer) { return Range{~0ull - 3 - 2 * uint64_t(layer) - 1, ~0ull - 3 - 2 * uint64_t(layer)}; };
+  const Range scratch{g.arena_bytes(), g.arena_bytes() + scratch_->size_bytes()};
+  const Range partials{scratch.second, scratch.second + partials_->size_bytes()};
+  auto inner_barrier = [&] {
+    cmd.barrier();
+    ++n_barriers_;
+    pending_reads_.clear();
+    pending_writes_.clear();
+  };
+
+  if (const auto* e = std::get_if<graph::Embed>(&op.params)) {
+    const WeightBuffer* w = weights_.matrix(e->table);
+    ZINC_ASSIGN_OR_RETURN(const ops::GetRows* k, kernels_.get_rows(w->type()));
+    const Range wr[1] = {range_of(e->out)};
+    access(cmd, {}, wr);
+    return k->record(cmd, *w, ops::whole(*step_), act(e->out), uint32_t(g.buffer(e->out).rows), tokens_word_, e->scale);
+  }
+  if (const auto* n = std::get_if<graph::RmsNorm>(&op.params)) {
+    if (!n->weight) return error("rms_norm without a weight is not supported on Vulkan");
+    const graph::Buffer& b = g.buffer(n->in);
+    if (n->add.valid()) {
+      const Range rd[2] = {range_of(n->in), range_of(n->add)}, wr[2] = {range_of(n->in), range_of(n->out)};
+      access(cmd, rd, wr);
+      const ops::Activations in = act(n->in), add = act(n->add);
+      return kernels_.rms_norm->record(cmd, in, weights_.vector(n->weight), act(n->out), uint32_t(b.rows),
+                                       uint32_t(b.cols), n->eps, &add, &in);
+    }
+    const Range rd[1] = {range_of(n->in)}, wr[1] = {range_of(n->out)};
+    access(cmd, rd, wr);
+    return kernels_.rms_norm->record(cmd, act(n->in), weights_.vector(n->weight), act(n->out), uint32_t(b.rows),
+                                     uint32_t(b.cols), n->eps);
+  }
+  if (const auto* n = std::get_if<graph::QkNorm>(&op.params)) {
+    const Range rw[1] = {range_of(n->buf)};
+    access(cmd, rw, rw);
+    return kernels_.qk_norm->record(cmd, act(n->buf), n->heads, weights_.vector(n->weight),
+                                    uint32_t(g.buffer(n->buf).rows), n->eps);
+  }
+  if (const auto* m = std::get_if<graph::Matmul>(&op.params)) {
+    const uint32_t rows = uint32_t(g.buffer(m->in).rows);
+    const WeightBuffer* w = weights_.matrix(m->w);
+    const WeightBuffer* up = m->up ? weights_.matrix(m->up) : nullptr;
+    const ops::Activations x = act(m->in), y = act(m->out);
+    const bool small = rows <= kMatvecMaxTokens;
+    const Range rd[1] = {range_of(m->in)}, wr[2] = {range_of(m->out), scratch};
+    access(cmd, rd, std::span<const Range>(wr, up ? 2 : 1));
+    if (up && small && up->type() == w->type()) {
+      ZINC_ASSIGN_OR_RETURN(const ops::Matvec* k, kernels_.matvec(w->type(), true));
+      ZINC_RETURN_IF_ERROR(k->record_swiglu(cmd, *w, *up, x, y, rows));
+    } else {
+      auto mul = [&](const WeightBuffer& wb, const ops::Activations& out) -> Status {
+        if (small) {
+          ZINC_ASSIGN_OR_RETURN(const ops::Matvec* k, kernels_.matvec(wb.type(), false));
+          return k->record(cmd, wb, x, out, rows);
+        }
+        ZINC_ASSIGN_OR_RETURN(const ops::Gemm* k, kernels_.gemm(wb.type()));
+        return k->record(cmd, wb, x, out, rows);
+      };
+      ZINC_RETURN_IF_ERROR(mul(*w, y));
+      if (up) {
+        const ops::Activations u{{scratch_.get(), 0, VK_WHOLE_SIZE}, y.stride};
+        ZINC_RETURN_IF_ERROR(mul(*up, u));
+        inner_barrier();
+        const uint32_t n = uint32_t(g.buffer(m->out).n_elements());
+        ZINC_RETURN_IF_ERROR(kernels_.swiglu->record(cmd, y.range, u.range, y.range, n));
+        const Range wr2[1] = {range_of(m->out)}, rd2[2] = {range_of(m->out), scratch};
+        access(cmd, rd2, wr2);
+      }
+    }
+    if (m->bias) {
+      inner_barrier();
+      const Range rw[1] = {range_of(m->out)};
+      access(cmd, rw, rw);
+      return kernels_.add_bias->record(cmd, y, weights_.vector(m->bias), uint32_t(m->w->rows()), rows);
+    }
+    return Status();
+  }
+  if (const auto* r = std::get_if<graph::Rope>(&op.params)) {
+    const Range rw[1] = {range_of(r->buf)};
+    access(cmd, rw, rw);
+    uint32_t word = 0;
+    for (const RopeTable& t : rope_tables_)
+      if (same_rope(t.params, r->params)) word = t.word;
+    return kernels_.rope->record(cmd, act(r->buf), r->heads, r->params, ops::whole(*step_), word,
+                                 uint32_t(g.buffer(r->buf).rows));
+  }
+  if (const auto* w = std::get_if<graph::KvWrite>(&op.params)) {
+    const Range rd[2] = {range_of(w->k), range_of(w->v)}, wr[1] = {kv_range(w->kv_layer)};
+    access(cmd, rd, wr);
+    return kernels_.kv_write->record(cmd, act(w->k), w->k_heads, act(w->v), w->v_heads, kv_.layer(w->kv_layer),
+                                     step_data_, uint32_t(g.buffer(w->k).rows));
+  }
+  if (const auto* a = std::get_if<graph::Attention>(&op.params)) {
+    const Range rd[4] = {range_of(a->q), a->gate.valid() ? range_of(a->gate) : range_of(a->q), kv_range(a->kv_layer),
+                         partials};
+    const Range wr[2] = {range_of(a->out), partials};
+    access(cmd, rd, wr);
+    ops::AttentionArgs args;
+    args.q = act(a->q);
+    args.q_heads = a->q_heads;
+    const ops::Activations gate = a->gate.valid() ? act(a->gate) : args.q;
+    if (a->gate.valid()) {
+      args.gate = &gate;
+      args.gate_heads = a->gate_heads;
+    }
+    args.out = act(a->out);
+    args.scale = a->scale;
+    const BufferRange part{partials_.get(), 0, VK_WHOLE_SIZE};
+    return kernels_.attention->record(cmd, args, kv_.layer(a->kv_layer), step_data_, uint32_t(g.buffer(a->q).rows),
+                                      n_splits_, &part);
+  }
+  if (const auto* a = std::get_if<graph::Add>(&op.params)) {
+    const Range rd[2] = {range_of(a->a), range_of(a->b)}, wr[1] = {range_of(a->out)};
+    access(cmd, rd, wr);
+    return kernels_.add->record(cmd, act(a->a).range, act(a->b).range, act(a->out).range,
+                                uint32_t(g.buffer(a->out).n_elements()));
+  }
+  if (const auto* gr = std::get_if<graph::GatherRows>(&op.params)) {
+    const Range rd[1] = {range_of(gr->in)}, wr[1] = {range_of(gr->out)};
+    access(cmd, rd, wr);
+    const graph::Buffer& out = g.buffer(gr->out);
+    return kernels_.gather_rows->record(cmd, act(gr->in).range, ops::whole(*step_), output_rows_word_, act(gr->out).range,
+                                        uint32_t(out.cols), uint32_t(out.rows));
+  }
+  if (const auto* am = std::get_if<graph::Argmax>(&op.params)) {
+    const Range rd[1] = {range_of(am->in)}, wr[1] = {range_of(am->out)};
+    access(cmd, rd, wr);
+    const graph::Buffer& in = g.buffer(am->in);
+    return kernels_.argmax->record(cmd, act(am->in), act(am->out).range, uint32_t(in.rows), uint32_t(in.cols));
+  }
+  return error("not supported on Vulkan yet");
+}
+
+Status Executor::write_step(const graph::Batch& batch, const kv::Cache& cache) {
+  ZINC_CHECK(batch.shape() == graph_.shape());
+  if (cache.n_pages() != kv_.n_pages()) return error("the cache has %lld pages, the device pool %lld",
+                                                     (long long)cache.n_pages(), (long long)kv_.n_pages());
+  int32_t* w = static_cast<int32_t*>(step_host_->mapped());
+  const size_t n = batch.tokens.size();
+  std::memcpy(w + tokens_word_, batch.tokens.data(), n * 4);
+  std::memcpy(w + step_data_.positions, batch.positions.data(), n * 4);
+  std::memcpy(w + step_data_.seq_ids, batch.seq_ids.data(), n * 4);
+  std::memcpy(w + output_rows_word_, batch.output_rows.data(), batch.output_rows.size() * 4);
+  int32_t last_seq = -1;
+  for (size_t i = 0; i < n; ++i) {
+    const int32_t s = batch.seq_ids[i];
+    if (s == last_seq) continue;
+    last_seq = s;
+    if (s < 0 || s >= max_seqs_) return error("sequence %d outside the executor's %d slots", s, max_seqs_);
+    const auto pages = cache.page_table(s);
+    std::memcpy(w + step_data_.pages + size_t(s) * step_data_.max_pages, pages.data(),
+                std::min<size_t>(pages.size(), step_data_.max_pages) * 4);
+  }
+  for (const RopeTable& t : rope_tables_) ops::rope_table(t.params, batch.positions, reinterpret_cast<float*>(w + t.word));
+  return Status();
+}
+
+Status Executor::run(const graph::Batch& batch, const kv::Cache& cache, Readback readback) {
+  ZINC_RETURN_IF_ERROR(write_step(batch, cache));
+  std::unique_ptr<Commands>& cmd = readback == Readback::kLogits ? logits_cmd_ : argmax_cmd_;
+  if (!cmd) {
+    ZINC_ASSIGN_OR_RETURN(auto c, Commands::create(kernels_.device()));
+    ZINC_RETURN_IF_ERROR(record(*c, readback, nullptr));
+    cmd = std::move(c);
+  }
+  return cmd->submit_and_wait();
+}
+
+std::span<const float> Executor::output() const {
+  const graph::Buffer& out = graph_.buffer(graph_.output());
+  return {static_cast<const float*>(logits_->mapped()), size_t(out.n_elements())};
+}
+
+std::span<const int32_t> Executor::argmax() const {
+  return {static_cast<const int32_t*>(ids_->mapped()), size_t(graph_.buffer(graph_.output()).rows)};
+}
+
+Result<std::vector<OpTiming>> Executor::profile(const graph::Batch& batch, const kv::Cache& cache) {
+  ZINC_RETURN_IF_ERROR(write_step(batch, cache));
+  if (!profile_cmd_) {
+    ZINC_ASSIGN_OR_RETURN(timestamps_, TimestampPool::create(kernels_.device(), uint32_t(graph_.ops().size() + 1)));
+    ZINC_ASSIGN_OR_RETURN(auto c, Commands::create(kernels_.device()));
+    ZINC_RETURN_IF_ERROR(record(*c, Readback::kArgmax, timestamps_.get()));
+    profile_cmd_ = std::move(c);
+  }
+  ZINC_RETURN_IF_ERROR(profile_cmd_->submit_and_wait());
+  std::vector<OpTiming> out;
+  for (size_t i = 0; i < graph_.ops().size(); ++i) {
+    ZINC_ASSIGN_OR_RETURN(double ns, timestamps_->elapsed_ns(uint32_t(i), uint32_t(i + 1)));
+    out.push_back({graph::op_kind_name(graph_.ops()[i].params), ns});
+  }
+  return out;
+}
+
+Status Executor::write_buffer(graph::BufferId id, std::span<const float> data) {
+  const graph::Buffer& b = graph_.buffer(id);
+  if (data.size() != size_t(b.n_elements()))
+    return error("buffer %s holds %lld floats, given %zu", b.name.c_str(), (long long)b.n_elements(), data.size());
+  return weights_.uploader().upload(*arena_, b.offset_bytes,
+                                    {reinterpret_cast<const uint8_t*>(data.data()), data.size() * 4});
+}
+
+Result<std::vector<float>> Executor::read_buffer(graph::BufferId id) {
+  const graph::Buffer& b = graph_.buffer(id);
+  ZINC_ASSIGN_OR_RETURN(auto host, Buffer::create(kernels_.device(), std::max<uint64_t>(b.size_bytes(), 4), MemoryKind::kHostVisible));
+  ZINC_ASSIGN_OR_RETURN(auto cmd, Commands::create(kernels_.device()));
+  ZINC_RETURN_IF_ERROR(cmd->begin());
+  cmd->copy(*arena_, b.offset_bytes, *host, 0, b.size_bytes());
+  cmd->barrier();
+  ZINC_RETURN_IF_ERROR(cmd->end());
+  ZINC_RETURN_IF_ERROR(cmd->submit_and_wait());
+  std::vector<float> v(size_t(b.n_elements()));
+  std::memcpy(v.data(), host->mapped(), v.size() * 4);
+  return v;
+}
+
+}  // namespace zinc::vulkan

@@ -1,0 +1,93 @@
+// Runs a graph (one BatchShape) on a Vulkan device. At creation it allocates the activation
+// arena as the graph planned it, scratch for fused ops and a small host-visible step buffer;
+// the whole step is recorded into a command buffer once (per readback mode) and replayed: run()
+// writes the per-step data (token ids, positions, sequence ids, page tables, output rows, RoPE
+// tables) into the step buffer, submits once and waits. Weights (ModelWeights), kernels and the
+// KV pool are borrowed and shared with the model's other executors.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "graph/batch.h"
+#include "graph/graph.h"
+#include "kv/cache.h"
+#include "vulkan/kernels.h"
+#include "vulkan/kv_pool.h"
+#include "vulkan/model_weights.h"
+#include "vulkan/timestamps.h"
+
+namespace zinc::vulkan {
+
+enum class Readback : uint8_t {
+  kLogits,  // the output rows, n_outputs x n_vocab floats
+  kArgmax,  // only the index of each output row's largest logit
+};
+
+struct OpTiming {
+  std::string kind;  // graph::op_kind_name
+  double ns = 0;
+};
+
+class Executor {
+ public:
+  // Uploads the graph's weights not on the device yet (add() of `weights`). max_seqs: sequence
+  // ids the page tables cover (kv::Cache::max_seqs()).
+  static Result<std::unique_ptr<Executor>> create(Kernels& kernels, ModelWeights& weights, const KvPool& kv,
+                                                  graph::Graph graph, int32_t max_seqs);
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  const graph::Graph& graph() const { return graph_; }
+  size_t arena_bytes() const { return graph_.arena_bytes(); }
+
+  // One step for `batch` (the graph's shape, checked by the caller, pages reserved in `cache`).
+  Status run(const graph::Batch& batch, const kv::Cache& cache, Readback readback = Readback::kLogits);
+  // After run(kLogits): [n_outputs, n_vocab]. After run(kArgmax): one id per output row.
+  std::span<const float> output() const;
+  std::span<const int32_t> argmax() const;
+
+  // The step again with a barrier and a timestamp after every op: GPU time per op, in graph order.
+  Result<std::vector<OpTiming>> profile(const graph::Batch& batch, const kv::Cache& cache);
+
+  // Tests and graph inputs: copy a float buffer's contents to / from the device.
+  Status write_buffer(graph::BufferId id, std::span<const float> data);
+  Result<std::vector<float>> read_buffer(graph::BufferId id);
+
+ private:
+  Executor(Kernels& k, ModelWeights& w, const KvPool& kv) : kernels_(k), weights_(w), kv_(kv) {}
+  Status plan();
+  Status record(Commands& cmd, Readback readback, TimestampPool* timestamps);
+  Status record_op(Commands& cmd, const graph::Op& op);
+  Status write_step(const graph::Batch& batch, const kv::Cache& cache);
+  ops::Activations act(graph::BufferId id) const;
+  // Barrier tracking: ranges of a notional address space (arena, scratch, KV layers).
+  void access(Commands& cmd, std::span<const std::pair<uint64_t, uint64_t>> reads,
+              std::span<const std::pair<uint64_t, uint64_t>> writes);
+  std::pair<uint64_t, uint64_t> range_of(graph::BufferId id) const;
+
+  Kernels& kernels_;
+  ModelWeights& weights_;
+  const KvPool& kv_;
+  graph::Graph graph_;
+  int32_t max_seqs_ = 1;
+  std::unique_ptr<Buffer> arena_, scratch_, partials_, step_host_, step_, logits_, ids_;
+  ops::StepData step_data_;
+  uint32_t tokens_word_ = 0, output_rows_word_ = 0;
+  struct RopeTable {
+    graph::RopeParams params;
+    uint32_t word = 0;
+  };
+  std::vector<RopeTable> rope_tables_;
+  uint32_t n_splits_ = 1;
+  std::unique_ptr<Commands> logits_cmd_, argmax_cmd_, profile_cmd_;
+  std::unique_ptr<TimestampPool> timestamps_;
+  std::vector<std::pair<uint64_t, uint64_t>> pending_reads_, pending_writes_;
+  uint32_t n_barriers_ = 0;
+};
+
+}  // namespace zinc::vulkan

@@ -1,0 +1,49 @@
+// The op kernels (pipelines) a device's executors share: fixed ones made at creation, typed ones
+// (matvec, gemm, get_rows per weight type) on first use. Borrows the Device.
+#pragma once
+
+#include <map>
+#include <memory>
+
+#include "vulkan/ops/argmax.h"
+#include "vulkan/ops/attention.h"
+#include "vulkan/ops/elementwise.h"
+#include "vulkan/ops/gemm.h"
+#include "vulkan/ops/get_rows.h"
+#include "vulkan/ops/matvec.h"
+#include "vulkan/ops/qk_norm.h"
+#include "vulkan/ops/rms_norm.h"
+#include "vulkan/ops/rope.h"
+#include "vulkan/ops/rows.h"
+
+namespace zinc::vulkan {
+
+class Kernels {
+ public:
+  // kv_f16: the KV pool's element type.
+  static Result<std::unique_ptr<Kernels>> create(const Device& device, bool kv_f16);
+  const Device& device() const { return device_; }
+
+  Result<const ops::Matvec*> matvec(TensorType type, bool swiglu);
+  Result<const ops::Gemm*> gemm(TensorType type);
+  Result<const ops::GetRows*> get_rows(TensorType type);
+
+  std::unique_ptr<ops::RmsNorm> rms_norm;
+  std::unique_ptr<ops::QkNorm> qk_norm;
+  std::unique_ptr<ops::Rope> rope;
+  std::unique_ptr<ops::KvWrite> kv_write;
+  std::unique_ptr<ops::Attention> attention;
+  std::unique_ptr<ops::Elementwise> add, swiglu;
+  std::unique_ptr<ops::AddBias> add_bias;
+  std::unique_ptr<ops::GatherRows> gather_rows;
+  std::unique_ptr<ops::Argmax> argmax;
+
+ private:
+  explicit Kernels(const Device& d) : device_(d) {}
+  const Device& device_;
+  std::map<std::pair<TensorType, bool>, std::unique_ptr<ops::Matvec>> matvec_;
+  std::map<TensorType, std::unique_ptr<ops::Gemm>> gemm_;
+  std::map<TensorType, std::unique_ptr<ops::GetRows>> get_rows_;
+};
+
+}  // namespace zinc::vulkan

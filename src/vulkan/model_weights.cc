@@ -1,0 +1,76 @@
+#include "vulkan/model_weights.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <variant>
+#include <vector>
+
+namespace zinc::vulkan {
+
+Result<std::unique_ptr<ModelWeights>> ModelWeights::create(const Device& device) {
+  std::unique_ptr<ModelWeights> w(new ModelWeights(device));
+  ZINC_ASSIGN_OR_RETURN(w->uploader_, Uploader::create(device));
+  return w;
+}
+
+Status ModelWeights::add(const graph::Graph& graph, bool progress) {
+  std::vector<const graph::Weight*> mats, vecs;
+  auto mat = [&](const graph::Weight* w) {
+    if (w && !matrices_.count(w) && std::find(mats.begin(), mats.end(), w) == mats.end()) mats.push_back(w);
+  };
+  auto vec = [&](const graph::Weight* w) {
+    if (w && !vectors_.count(w) && std::find(vecs.begin(), vecs.end(), w) == vecs.end()) vecs.push_back(w);
+  };
+  for (const graph::Op& op : graph.ops()) {
+    if (const auto* e = std::get_if<graph::Embed>(&op.params)) mat(e->table);
+    if (const auto* m = std::get_if<graph::Matmul>(&op.params)) {
+      mat(m->w);
+      mat(m->up);
+      vec(m->bias);
+    }
+    if (const auto* n = std::get_if<graph::RmsNorm>(&op.params)) vec(n->weight);
+    if (const auto* n = std::get_if<graph::QkNorm>(&op.params)) vec(n->weight);
+  }
+  uint64_t total = 0, done = 0;
+  for (const auto* w : mats) total += w->row_bytes * uint64_t(w->rows());
+  const bool show = progress && total > (256ull << 20);
+  int last_percent = -1;
+  for (const graph::Weight* w : mats) {
+    if (w->ne[2] != 1 || w->ne[3] != 1) return error("weight %s: stacked matrices are not supported on Vulkan", w->name.c_str());
+    const size_t bytes = w->row_bytes * size_t(w->rows());
+    auto buf = WeightBuffer::upload(device_, *uploader_, w->type, w->rows(), w->cols(),
+                                    {static_cast<const uint8_t*>(w->data), bytes});
+    if (!buf.ok()) return error("uploading %s: %s", w->name.c_str(), buf.status().message().c_str());
+    size_bytes_ += (*buf)->size_bytes();
+    matrices_[w] = std::move(*buf);
+    done += bytes;
+    const int percent = int(100 * done / std::max<uint64_t>(total, 1));
+    if (show && percent != last_percent) {
+      std::fprintf(stderr, "\ruploading weights: %3d%% (%llu of %llu MiB)", percent, (unsigned long long)(done >> 20),
+                   (unsigned long long)(total >> 20));
+      last_percent = percent;
+    }
+  }
+  if (show) std::fprintf(stderr, "\n");
+  for (const graph::Weight* w : vecs) {
+    if (w->type != TensorType::F32) return error("weight %s: element-wise weights must be float32", w->name.c_str());
+    const size_t bytes = size_t(w->n_elements()) * 4;
+    ZINC_ASSIGN_OR_RETURN(auto buf, Buffer::create(device_, bytes, MemoryKind::kDeviceLocal));
+    ZINC_RETURN_IF_ERROR(uploader_->upload(*buf, 0, {static_cast<const uint8_t*>(w->data), bytes}));
+    size_bytes_ += bytes;
+    vectors_[w] = std::move(buf);
+  }
+  return Status();
+}
+
+const WeightBuffer* ModelWeights::matrix(const graph::Weight* w) const {
+  auto it = matrices_.find(w);
+  return it == matrices_.end() ? nullptr : it->second.get();
+}
+
+BufferRange ModelWeights::vector(const graph::Weight* w) const {
+  auto it = vectors_.find(w);
+  return it == vectors_.end() ? BufferRange{} : BufferRange{it->second.get(), 0, VK_WHOLE_SIZE};
+}
+
+}  // namespace zinc::vulkan

@@ -1,0 +1,80 @@
+#include "vulkan/ops/attention.h"
+
+#include <algorithm>
+
+namespace zinc::vulkan::ops {
+namespace {
+
+struct Push {
+  uint32_t q_stride, q_head_stride, q_offset, n_q_heads;
+  uint32_t dk, dv, n_kv_heads, group;
+  uint32_t g_stride, g_head_stride, g_offset, flags;
+  uint32_t out_stride;
+  float scale;
+  uint32_t n_splits, min_chunk;
+  uint32_t pos_offset, seq_offset, pages_offset, max_pages;
+};
+static_assert(sizeof(Push) == 80, "mirrors shaders/attention.comp");
+
+struct CombinePush {
+  uint32_t n_q_heads, dv, n_splits, flags;
+  uint32_t out_stride, g_stride, g_head_stride, g_offset;
+};
+
+constexpr uint32_t kMaxG = 8, kMaxDim = 256, kMinChunk = 64;
+
+}  // namespace
+
+Attention::~Attention() = default;
+
+Result<std::unique_ptr<Attention>> Attention::create(const Device& device, bool f16) {
+  std::unique_ptr<Attention> op(new Attention());
+  op->f16_ = f16;
+  ZINC_ASSIGN_OR_RETURN(op->pipeline_, make_pipeline(device, f16 ? "attention" : "attention_f32", 6, sizeof(Push), {}));
+  ZINC_ASSIGN_OR_RETURN(op->combine_, make_pipeline(device, "attention_combine", 3, sizeof(CombinePush), {}));
+  return op;
+}
+
+uint32_t Attention::splits_for(uint32_t n_tokens, uint32_t max_keys) {
+  if (n_tokens > 8) return 1;
+  return std::clamp<uint32_t>((max_keys + kMinChunk - 1) / kMinChunk, 1, 32);
+}
+
+uint64_t Attention::partial_floats(uint32_t n_tokens, uint32_t n_q_heads, uint32_t head_dim_v, uint32_t n_splits) {
+  return uint64_t(n_tokens) * n_q_heads * n_splits * (head_dim_v + 2);
+}
+
+Status Attention::record(Commands& cmd, const AttentionArgs& a, const KvLayerBuffers& layer, const StepData& step,
+                         uint32_t n_tokens, uint32_t n_splits, const BufferRange* partials) const {
+  const uint32_t n_q = uint32_t(a.q_heads.n_heads), n_kv = layer.n_kv_heads;
+  if (layer.f16 != f16_) return error("attention made for %s given an %s cache", f16_ ? "f16" : "f32", layer.f16 ? "f16" : "f32");
+  if (n_kv == 0 || n_q % n_kv != 0) return error("attention: %u query heads for %u KV heads", n_q, n_kv);
+  if (uint32_t(a.q_heads.head_dim) != layer.head_dim_k)
+    return error("attention: query head dim %d, key head dim %u", a.q_heads.head_dim, layer.head_dim_k);
+  if (layer.head_dim_k > kMaxDim || layer.head_dim_v > kMaxDim)
+    return error("attention: head dims %u/%u over the kernel's %u", layer.head_dim_k, layer.head_dim_v, kMaxDim);
+  if (a.out.stride < n_q * layer.head_dim_v) return error("attention: out stride %u too small", a.out.stride);
+  if (n_splits == 0 || (n_splits > 1 && !partials)) return error("attention: %u splits without partials", n_splits);
+  if (n_tokens == 0) return Status();
+  if (n_tokens > 65535) return error("attention: %u tokens exceed one dispatch", n_tokens);
+  const uint32_t group = n_q / n_kv, n_qsub = (group + kMaxG - 1) / kMaxG;
+  const Activations& g = a.gate ? *a.gate : a.q;
+  const uint32_t flags = (a.gate ? 1u : 0u) | (n_splits > 1 ? 2u : 0u);
+  const Push push{a.q.stride,     uint32_t(a.q_heads.head_stride), uint32_t(a.q_heads.offset), n_q,
+                  layer.head_dim_k, layer.head_dim_v, n_kv, group,
+                  g.stride,       uint32_t(a.gate_heads.head_stride), uint32_t(a.gate_heads.offset), flags,
+                  a.out.stride,   a.scale, n_splits, kMinChunk,
+                  step.positions, step.seq_ids, step.pages, step.max_pages};
+  const BufferRange buffers[6] = {a.q.range, whole(*step.buffer), whole(*layer.k), whole(*layer.v),
+                                  n_splits > 1 ? *partials : a.out.range, g.range};
+  cmd.dispatch(*pipeline_, buffers, &push, sizeof push, n_kv * n_qsub, n_tokens, n_splits);
+  if (n_splits == 1) return Status();
+  cmd.barrier();
+  const CombinePush cp{n_q, layer.head_dim_v, n_splits, a.gate ? 1u : 0u, a.out.stride, g.stride,
+                       uint32_t(a.gate_heads.head_stride), uint32_t(a.gate_heads.offset)};
+  const BufferRange cb[3] = {*partials, g.range, a.out.range};
+  cmd.dispatch(*combine_, cb, &cp, sizeof cp, n_q, n_tokens);
+  return Status();
+}
+
+}  // namespace zinc::vulkan::ops

@@ -1,0 +1,42 @@
+// Causal GQA attention (graph::Attention) over the paged device KV pool: a flash-attention
+// kernel (tiles of 128 keys, online softmax, up to 8 query heads of one KV head per workgroup)
+// split over the keys for few-token batches, then a combine pass; optional sigmoid output gate.
+// Rows of a batch may belong to different sequences (StepData). No barrier added after.
+#pragma once
+
+#include <memory>
+
+#include "vulkan/ops/kv_write.h"
+
+namespace zinc::vulkan::ops {
+
+struct AttentionArgs {
+  Activations q;
+  graph::HeadLayout q_heads;
+  const Activations* gate = nullptr;  // optional
+  graph::HeadLayout gate_heads;
+  Activations out;                    // [n_tokens, n_q_heads * head_dim_v]
+  float scale = 1.f;
+};
+
+class Attention {
+ public:
+  static Result<std::unique_ptr<Attention>> create(const Device& device, bool f16);
+  ~Attention();
+  // Splits of the key range for a batch of n_tokens when keys may reach max_keys: 1 for large
+  // batches (enough workgroups already), more for decode.
+  static uint32_t splits_for(uint32_t n_tokens, uint32_t max_keys);
+  // Floats of partial results record() needs with `n_splits` > 1.
+  static uint64_t partial_floats(uint32_t n_tokens, uint32_t n_q_heads, uint32_t head_dim_v, uint32_t n_splits);
+  // With n_splits > 1, `partials` holds partial_floats(...) floats and a barrier is recorded
+  // between the two passes.
+  Status record(Commands& cmd, const AttentionArgs& a, const KvLayerBuffers& layer, const StepData& step,
+                uint32_t n_tokens, uint32_t n_splits, const BufferRange* partials) const;
+
+ private:
+  Attention() = default;
+  bool f16_ = true;
+  std::unique_ptr<Pipeline> pipeline_, combine_;
+};
+
+}  // namespace zinc::vulkan::ops

@@ -1,0 +1,43 @@
+#include "vulkan/ops/kv_write.h"
+
+namespace zinc::vulkan::ops {
+namespace {
+struct Push {
+  uint32_t k_stride, k_heads, k_dim, k_head_stride, k_offset;
+  uint32_t v_stride, v_heads, v_dim, v_head_stride, v_offset;
+  uint32_t pos_offset, seq_offset, pages_offset, max_pages;
+};
+}  // namespace
+
+KvWrite::~KvWrite() = default;
+
+Result<std::unique_ptr<KvWrite>> KvWrite::create(const Device& device, bool f16) {
+  std::unique_ptr<KvWrite> op(new KvWrite());
+  op->f16_ = f16;
+  ZINC_ASSIGN_OR_RETURN(op->pipeline_, make_pipeline(device, f16 ? "kv_write" : "kv_write_f32", 5, sizeof(Push), {}));
+  return op;
+}
+
+Status KvWrite::record(Commands& cmd, const Activations& k, const graph::HeadLayout& k_heads, const Activations& v,
+                       const graph::HeadLayout& v_heads, const KvLayerBuffers& layer, const StepData& step,
+                       uint32_t n_tokens) const {
+  if (layer.f16 != f16_) return error("kv_write made for %s given an %s cache", f16_ ? "f16" : "f32", layer.f16 ? "f16" : "f32");
+  if (uint32_t(k_heads.n_heads) != layer.n_kv_heads || uint32_t(k_heads.head_dim) != layer.head_dim_k ||
+      uint32_t(v_heads.n_heads) != layer.n_kv_heads || uint32_t(v_heads.head_dim) != layer.head_dim_v)
+    return error("kv_write: heads %dx%d / %dx%d do not match the cache layer's %ux%u / %ux%u", k_heads.n_heads,
+                 k_heads.head_dim, v_heads.n_heads, v_heads.head_dim, layer.n_kv_heads, layer.head_dim_k,
+                 layer.n_kv_heads, layer.head_dim_v);
+  if (f16_ && (layer.head_dim_k % 2 != 0 || layer.head_dim_v % 2 != 0))
+    return error("kv_write: an f16 cache needs even head dims (%u, %u)", layer.head_dim_k, layer.head_dim_v);
+  if (n_tokens == 0) return Status();
+  const Push push{k.stride, uint32_t(k_heads.n_heads), uint32_t(k_heads.head_dim), uint32_t(k_heads.head_stride),
+                  uint32_t(k_heads.offset), v.stride, uint32_t(v_heads.n_heads), uint32_t(v_heads.head_dim),
+                  uint32_t(v_heads.head_stride), uint32_t(v_heads.offset), step.positions, step.seq_ids, step.pages,
+                  step.max_pages};
+  const BufferRange buffers[5] = {k.range, v.range, whole(*step.buffer), whole(*layer.k), whole(*layer.v)};
+  const Grid grid = grid_for(n_tokens);
+  cmd.dispatch(*pipeline_, buffers, &push, sizeof push, grid.x, grid.y);
+  return Status();
+}
+
+}  // namespace zinc::vulkan::ops

@@ -1,0 +1,43 @@
+// The device side of the paged KV cache as the ops see it, and the per-step data they read, plus
+// KvWrite (graph::KvWrite): each token's K and V heads stored at (seq, position) of one layer.
+#pragma once
+
+#include <memory>
+
+#include "graph/ops.h"
+#include "vulkan/ops/op_util.h"
+
+namespace zinc::vulkan::ops {
+
+// Per-step int32 data in one buffer, as word offsets: positions[n_tokens], seq_ids[n_tokens],
+// and page tables pages[seq * max_pages + i] (kv::Cache page ids of 16-token pages).
+struct StepData {
+  const Buffer* buffer = nullptr;
+  uint32_t positions = 0, seq_ids = 0, pages = 0, max_pages = 0;
+};
+
+// One layer's K and V pools: row (page * 16 + slot) holds n_kv_heads * head_dim elements,
+// f16 (packed in pairs) or f32.
+struct KvLayerBuffers {
+  const Buffer* k = nullptr;
+  const Buffer* v = nullptr;
+  uint32_t n_kv_heads = 0, head_dim_k = 0, head_dim_v = 0;
+  bool f16 = true;
+};
+
+class KvWrite {
+ public:
+  static Result<std::unique_ptr<KvWrite>> create(const Device& device, bool f16);
+  ~KvWrite();
+  // One workgroup per token; no barrier added. Head layouts must match the layer's geometry.
+  Status record(Commands& cmd, const Activations& k, const graph::HeadLayout& k_heads, const Activations& v,
+                const graph::HeadLayout& v_heads, const KvLayerBuffers& layer, const StepData& step,
+                uint32_t n_tokens) const;
+
+ private:
+  KvWrite() = default;
+  bool f16_ = true;
+  std::unique_ptr<Pipeline> pipeline_;
+};
+
+}  // namespace zinc::vulkan::ops
