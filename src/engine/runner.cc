@@ -19,9 +19,11 @@ Result<Backend> parse_backend(std::string_view name) {
 
 bool vulkan_supports(const model::Model& model, std::string* why) {
   const model::HParams& hp = model.hparams();
-  const bool dense_arch = hp.arch == "llama" || hp.arch == "qwen2" || hp.arch == "qwen3";
-  if (dense_arch && hp.ffn == model::FfnKind::kDense) return true;
-  if (why) *why = "architecture " + hp.arch + (dense_arch ? " with experts" : "") + " does not run on Vulkan yet";
+  // Every op the builders emit for these runs on Vulkan (MoE of any of them, too).
+  if (hp.arch == "llama" || hp.arch == "qwen2" || hp.arch == "qwen3" || hp.arch == "qwen3moe" || hp.arch == "qwen35" ||
+      hp.arch == "qwen35moe")
+    return true;
+  if (why) *why = "architecture " + hp.arch + " does not run on Vulkan yet";
   return false;
 }
 

@@ -24,8 +24,8 @@ namespace zinc::engine {
 enum class Backend : uint8_t { kAuto, kCpu, kVulkan };
 Result<Backend> parse_backend(std::string_view name);  // "auto" | "cpu" | "vulkan"
 
-// Whether the Vulkan executor runs this model's architecture (the dense ones so far); when not,
-// `why` says so.
+// Whether the Vulkan executor runs this model's architecture (llama, qwen2, qwen3, qwen3moe,
+// qwen35, qwen35moe); when not, `why` says so.
 bool vulkan_supports(const model::Model& model, std::string* why = nullptr);
 
 struct RunnerOptions {
