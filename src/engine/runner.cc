@@ -200,6 +200,33 @@ Result<int32_t> Runner::decode_greedy(kv::SeqId seq, std::span<const int32_t> to
   return ex->argmax()[0];
 }
 
+namespace {
+size_t state_floats(const graph::StateLayout& layout) {
+  size_t n = 0;
+  for (const auto& r : layout.recurrent_layers) n += size_t(r.conv_floats + r.ssm_floats);
+  return n;
+}
+}  // namespace
+
+Result<std::vector<float>> Runner::save_recurrent_state(kv::SeqId seq) {
+  if (!cache_->has_sequence(seq)) return error("sequence %d does not exist", seq);
+  const size_t n = state_floats(cache_->layout());
+  if (n == 0) return std::vector<float>();
+  if (vk_) return vk_->kv->read_state(seq);
+  const float* base = cache_->conv_state(0, seq);  // layer 0's conv state opens the slot
+  return std::vector<float>(base, base + n);
+}
+
+Status Runner::restore_recurrent_state(kv::SeqId seq, std::span<const float> state) {
+  if (!cache_->has_sequence(seq)) return error("sequence %d does not exist", seq);
+  const size_t n = state_floats(cache_->layout());
+  if (state.size() != n) return error("recurrent state of %zu floats; sequence %d's holds %zu", state.size(), seq, n);
+  if (n == 0) return ok_status();
+  if (vk_) return vk_->kv->write_state(seq, state);
+  std::copy(state.begin(), state.end(), cache_->conv_state(0, seq));
+  return ok_status();
+}
+
 Result<std::vector<vulkan::OpTiming>> Runner::profile_step(kv::SeqId seq, int32_t token) {
   if (!vk_) return error("profiling needs the Vulkan backend");
   if (!cache_->has_sequence(seq)) return error("sequence %d does not exist", seq);

@@ -68,6 +68,15 @@ class Runner {
   // (on Vulkan only that id is read back).
   Result<int32_t> decode_greedy(kv::SeqId seq, std::span<const int32_t> tokens);
 
+  // The recurrent state of `seq` (kv::Cache's slot layout: per recurrent layer its conv then its
+  // delta-net state; empty for models without recurrent layers). On Vulkan the state lives on the
+  // device and the cache's host copy is stale: save and restore it only through these.
+  Result<std::vector<float>> save_recurrent_state(kv::SeqId seq);
+  // Writes back a state from save_recurrent_state (rewinding the sequence's state; the caller sets
+  // the cache length to the position it was saved at). A sequence decoded from position 0 starts
+  // from zero state whatever was written.
+  Status restore_recurrent_state(kv::SeqId seq, std::span<const float> state);
+
   // Vulkan only: one decode step of `token` for `seq`, with a GPU timestamp after every op
   // (the sequence advances as with decode()).
   Result<std::vector<vulkan::OpTiming>> profile_step(kv::SeqId seq, int32_t token);
