@@ -30,6 +30,9 @@ constexpr uint64_t kStepAlignBytes = 256;  // the largest minStorageBufferOffset
 Range conv_state_range(int32_t layer) { return {(1ull << 62) + 2 * uint64_t(layer), (1ull << 62) + 2 * uint64_t(layer) + 1}; }
 Range ssm_state_range(int32_t layer) { return {(1ull << 62) + 2 * uint64_t(layer) + 1, (1ull << 62) + 2 * uint64_t(layer) + 2}; }
 
+// A KV layer's place in the notional address space of the barrier tracking (far above the arena).
+Range kv_range(int32_t layer) { return {~0ull - 2 - 2 * uint64_t(layer), ~0ull - 1 - 2 * uint64_t(layer)}; }
+
 }  // namespace
 
 Executor::~Executor() = default;
@@ -146,15 +149,20 @@ Status Executor::record(Commands& cmd, Readback readback, TimestampPool* timesta
     cmd.write_timestamp(timestamps->handle(), 0);
   }
   uint32_t index = 0;
-  for (const graph::Op& op : graph_.ops()) {
-    Status s = record_op(cmd, op);
-    if (!s.ok()) return error("%s (%s): %s", op.name.c_str(), graph::op_kind_name(op.params), s.message().c_str());
+  if (timestamps) profile_kinds_.clear();
+  const auto& ops = graph_.ops();
+  for (size_t i = 0; i < ops.size();) {
+    const bool fused = fusable_rope_kv(i);
+    Status s = fused ? record_rope_kv(cmd, i) : record_op(cmd, ops[i]);
+    if (!s.ok()) return error("%s (%s): %s", ops[i].name.c_str(), graph::op_kind_name(ops[i].params), s.message().c_str());
     if (timestamps) {
       cmd.barrier();
       pending_reads_.clear();
       pending_writes_.clear();
       cmd.write_timestamp(timestamps->handle(), ++index);
+      profile_kinds_.push_back(fused ? "rope_kv_write" : graph::op_kind_name(ops[i].params));
     }
+    i += fused ? 3 : 1;
   }
   cmd.barrier();
   const graph::Buffer& out = graph_.buffer(graph_.output());
@@ -168,9 +176,40 @@ Status Executor::record(Commands& cmd, Readback readback, TimestampPool* timesta
   return cmd.end();
 }
 
+bool Executor::fusable_rope_kv(size_t i) const {
+  const auto& ops = graph_.ops();
+  if (i + 2 >= ops.size()) return false;
+  const auto* a = std::get_if<graph::Rope>(&ops[i].params);
+  const auto* b = std::get_if<graph::Rope>(&ops[i + 1].params);
+  const auto* w = std::get_if<graph::KvWrite>(&ops[i + 2].params);
+  if (!a || !b || !w) return false;
+  const graph::Rope* q = a->buf == w->k ? b : a;
+  const graph::Rope* k = a->buf == w->k ? a : b;
+  const auto same_heads = [](const graph::HeadLayout& x, const graph::HeadLayout& y) {
+    return x.n_heads == y.n_heads && x.head_dim == y.head_dim && x.head_stride == y.head_stride && x.offset == y.offset;
+  };
+  return k->buf == w->k && q->buf != w->k && q->buf != w->v && same_rope(q->params, k->params) &&
+         same_heads(k->heads, w->k_heads) && graph_.buffer(w->k).last_op == int32_t(i + 2);
+}
+
+Status Executor::record_rope_kv(Commands& cmd, size_t i) {
+  const auto& ops = graph_.ops();
+  const auto& a = std::get<graph::Rope>(ops[i].params);
+  const auto& b = std::get<graph::Rope>(ops[i + 1].params);
+  const auto& w = std::get<graph::KvWrite>(ops[i + 2].params);
+  const graph::Rope& q = a.buf == w.k ? b : a;
+  const Range rd[3] = {range_of(q.buf), range_of(w.k), range_of(w.v)}, wr[2] = {range_of(q.buf), kv_range(w.kv_layer)};
+  access(cmd, rd, wr);
+  uint32_t word = 0;
+  for (const RopeTable& t : rope_tables_)
+    if (same_rope(t.params, q.params)) word = t.word;
+  ops::KvWrite::RopeArgs rope{act(q.buf), q.heads, &q.params, ops::whole(*step_), word};
+  return kernels_.kv_write->record_rope(cmd, rope, act(w.k), w.k_heads, act(w.v), w.v_heads, kv_.layer(w.kv_layer),
+                                        step_data_, uint32_t(graph_.buffer(w.k).rows));
+}
+
 Status Executor::record_op(Commands& cmd, const graph::Op& op) {
   const graph::Graph& g = graph_;
-  auto kv_range = [&](int32_t layer) { return Range{~0ull - 3 - 2 * uint64_t(layer) - 1, ~0ull - 3 - 2 * uint64_t(layer)}; };
   const Range scratch{g.arena_bytes(), g.arena_bytes() + scratch_->size_bytes()};
   const Range partials{scratch.second, scratch.second + partials_->size_bytes()};
   auto inner_barrier = [&] {
@@ -492,9 +531,9 @@ Result<std::vector<OpTiming>> Executor::profile(const graph::Batch& batch, const
   }
   ZINC_RETURN_IF_ERROR(profile_cmd_->submit_and_wait());
   std::vector<OpTiming> out;
-  for (size_t i = 0; i < graph_.ops().size(); ++i) {
+  for (size_t i = 0; i < profile_kinds_.size(); ++i) {
     ZINC_ASSIGN_OR_RETURN(double ns, timestamps_->elapsed_ns(uint32_t(i), uint32_t(i + 1)));
-    out.push_back({graph::op_kind_name(graph_.ops()[i].params), ns});
+    out.push_back({profile_kinds_[i], ns});
   }
   return out;
 }

@@ -64,6 +64,9 @@ class Executor {
   Status record(Commands& cmd, Readback readback, TimestampPool* timestamps);
   Status record_op(Commands& cmd, const graph::Op& op);
   Status record_moe_op(Commands& cmd, const graph::Op& op);
+  // Rope of q, Rope of k, KvWrite of k (k dead afterwards) at ops i..i+2: one fused dispatch.
+  bool fusable_rope_kv(size_t i) const;
+  Status record_rope_kv(Commands& cmd, size_t i);
   Status write_step(const graph::Batch& batch, const kv::Cache& cache);
   // Zeroes the device recurrent state of the batch's sequences that start at position 0.
   Status zero_new_states(const graph::Batch& batch);
@@ -92,6 +95,7 @@ class Executor {
   uint32_t n_splits_ = 1;
   std::unique_ptr<Commands> logits_cmd_, argmax_cmd_, profile_cmd_;
   std::unique_ptr<TimestampPool> timestamps_;
+  std::vector<std::string> profile_kinds_;  // what each timed dispatch group ran
   std::vector<std::pair<uint64_t, uint64_t>> pending_reads_, pending_writes_;
   uint32_t n_barriers_ = 0;
 };

@@ -1,8 +1,9 @@
 // The Vulkan executor against the CPU executor on small random graphs: every dense-model op
 // (embed of a quantized table with a scale, rms_norm with and without the residual add,
 // matmul with bias and SwiGLU pair on the matvec and GEMM paths, add, gather_rows, qk_norm,
-// RoPE in every mode, KV write and attention over the paged cache) with odd sizes, several
-// sequences in one batch, contexts crossing 16-token pages and split decode attention.
+// RoPE in every mode, KV write with RoPE fused in and alone, attention over the paged cache)
+// with odd sizes, several sequences in one batch, contexts crossing 16-token pages and split
+// decode attention.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -115,7 +116,9 @@ struct Harness {
 };
 
 // qk_norm, RoPE, kv_write and attention (optionally gated) over 3 sequences.
-void check_attention(graph::RopeParams rope, bool gate, kv::KvType type, int32_t n_q, int32_t n_kv, int32_t dk) {
+// rope_q_last: RoPE of q after the KV write, so the executor cannot fuse RoPE into kv_write.
+void check_attention(graph::RopeParams rope, bool gate, kv::KvType type, int32_t n_q, int32_t n_kv, int32_t dk,
+                     bool rope_q_last = false) {
   SCOPED_TRACE(testing::Message() << "rope mode " << int(rope.mode) << " n_rot " << rope.n_rot << (gate ? " gate" : "")
                                   << " heads " << n_q << "/" << n_kv << " dim " << dk);
   graph::StateLayout layout;
@@ -131,9 +134,10 @@ void check_attention(graph::RopeParams rope, bool gate, kv::KvType type, int32_t
          v = b.input("v", int64_t(n_kv) * dk);
     b.add("qn", graph::QkNorm{q, qh, &qn->w, 1e-6f});
     b.add("kn", graph::QkNorm{k, kh, &kn->w, 1e-6f});
-    b.add("rq", graph::Rope{q, qh, rope});
+    if (!rope_q_last) b.add("rq", graph::Rope{q, qh, rope});
     b.add("rk", graph::Rope{k, kh, rope});
     b.add("kvw", graph::KvWrite{k, v, kh, kh, 0});
+    if (rope_q_last) b.add("rq", graph::Rope{q, qh, rope});
     graph::Attention a;
     a.q = q;
     a.q_heads = qh;
@@ -170,7 +174,9 @@ TEST(VulkanExecutor, AttentionMatchesCpu) {
   norm.mode = graph::RopeMode::kNorm;
   norm.n_rot = 32;
   check_attention(norm, false, kv::KvType::kF16, 4, 2, 32);
+  check_attention(norm, false, kv::KvType::kF16, 4, 2, 32, /*rope_q_last=*/true);
   check_attention(norm, false, kv::KvType::kF32, 6, 1, 32);
+  check_attention(norm, false, kv::KvType::kF32, 6, 1, 32, /*rope_q_last=*/true);
 
   auto ff = vector_weight(12, 21, 2.f);
   graph::RopeParams yarn;
@@ -182,12 +188,14 @@ TEST(VulkanExecutor, AttentionMatchesCpu) {
   yarn.corr_dims = {2.f, 9.f};
   yarn.freq_factors = &ff->w;
   check_attention(yarn, true, kv::KvType::kF16, 18, 2, 32);  // 9 query heads per KV head: two sub-groups
+  check_attention(yarn, true, kv::KvType::kF16, 18, 2, 32, /*rope_q_last=*/true);
 
   graph::RopeParams imrope;
   imrope.mode = graph::RopeMode::kImrope;
   imrope.n_rot = 64;
   imrope.sections = {11, 11, 10, 0};
   check_attention(imrope, true, kv::KvType::kF16, 2, 2, 64);
+  check_attention(imrope, true, kv::KvType::kF32, 2, 2, 64, /*rope_q_last=*/true);
 }
 
 // Embed, rms_norm (+ residual), matmul (bias, SwiGLU pair), add and gather_rows.

@@ -7,6 +7,11 @@ struct Push {
   uint32_t v_stride, v_heads, v_dim, v_head_stride, v_offset;
   uint32_t pos_offset, seq_offset, pages_offset, max_pages;
 };
+struct RopePush {
+  Push kv;
+  uint32_t q_stride, q_heads, q_head_stride, q_offset;
+  uint32_t n_pairs, adjacent, table_offset;
+};
 }  // namespace
 
 KvWrite::~KvWrite() = default;
@@ -15,12 +20,13 @@ Result<std::unique_ptr<KvWrite>> KvWrite::create(const Device& device, bool f16)
   std::unique_ptr<KvWrite> op(new KvWrite());
   op->f16_ = f16;
   ZINC_ASSIGN_OR_RETURN(op->pipeline_, make_pipeline(device, f16 ? "kv_write" : "kv_write_f32", 5, sizeof(Push), {}));
+  ZINC_ASSIGN_OR_RETURN(op->rope_pipeline_,
+                        make_pipeline(device, f16 ? "rope_kv_write" : "rope_kv_write_f32", 7, sizeof(RopePush), {}));
   return op;
 }
 
-Status KvWrite::record(Commands& cmd, const Activations& k, const graph::HeadLayout& k_heads, const Activations& v,
-                       const graph::HeadLayout& v_heads, const KvLayerBuffers& layer, const StepData& step,
-                       uint32_t n_tokens) const {
+Status KvWrite::check(const graph::HeadLayout& k_heads, const graph::HeadLayout& v_heads,
+                      const KvLayerBuffers& layer) const {
   if (layer.f16 != f16_) return error("kv_write made for %s given an %s cache", f16_ ? "f16" : "f32", layer.f16 ? "f16" : "f32");
   if (uint32_t(k_heads.n_heads) != layer.n_kv_heads || uint32_t(k_heads.head_dim) != layer.head_dim_k ||
       uint32_t(v_heads.n_heads) != layer.n_kv_heads || uint32_t(v_heads.head_dim) != layer.head_dim_v)
@@ -29,6 +35,13 @@ Status KvWrite::record(Commands& cmd, const Activations& k, const graph::HeadLay
                  layer.n_kv_heads, layer.head_dim_v);
   if (f16_ && (layer.head_dim_k % 2 != 0 || layer.head_dim_v % 2 != 0))
     return error("kv_write: an f16 cache needs even head dims (%u, %u)", layer.head_dim_k, layer.head_dim_v);
+  return Status();
+}
+
+Status KvWrite::record(Commands& cmd, const Activations& k, const graph::HeadLayout& k_heads, const Activations& v,
+                       const graph::HeadLayout& v_heads, const KvLayerBuffers& layer, const StepData& step,
+                       uint32_t n_tokens) const {
+  ZINC_RETURN_IF_ERROR(check(k_heads, v_heads, layer));
   if (n_tokens == 0) return Status();
   const Push push{k.stride, uint32_t(k_heads.n_heads), uint32_t(k_heads.head_dim), uint32_t(k_heads.head_stride),
                   uint32_t(k_heads.offset), v.stride, uint32_t(v_heads.n_heads), uint32_t(v_heads.head_dim),
@@ -37,6 +50,34 @@ Status KvWrite::record(Commands& cmd, const Activations& k, const graph::HeadLay
   const BufferRange buffers[5] = {k.range, v.range, whole(*step.buffer), whole(*layer.k), whole(*layer.v)};
   const Grid grid = grid_for(n_tokens);
   cmd.dispatch(*pipeline_, buffers, &push, sizeof push, grid.x, grid.y);
+  return Status();
+}
+
+Status KvWrite::record_rope(Commands& cmd, const RopeArgs& rope, const Activations& k,
+                            const graph::HeadLayout& k_heads, const Activations& v, const graph::HeadLayout& v_heads,
+                            const KvLayerBuffers& layer, const StepData& step, uint32_t n_tokens) const {
+  ZINC_RETURN_IF_ERROR(check(k_heads, v_heads, layer));
+  const graph::RopeParams& r = *rope.params;
+  if (r.n_rot < 0 || r.n_rot % 2 != 0 || r.n_rot > k_heads.head_dim || r.n_rot > rope.q_heads.head_dim)
+    return error("rope_kv_write: n_rot %d must be even and at most the head dims %d, %d", r.n_rot, k_heads.head_dim,
+                 rope.q_heads.head_dim);
+  if (n_tokens == 0) return Status();
+  RopePush push;
+  push.kv = {k.stride, uint32_t(k_heads.n_heads), uint32_t(k_heads.head_dim), uint32_t(k_heads.head_stride),
+             uint32_t(k_heads.offset), v.stride, uint32_t(v_heads.n_heads), uint32_t(v_heads.head_dim),
+             uint32_t(v_heads.head_stride), uint32_t(v_heads.offset), step.positions, step.seq_ids, step.pages,
+             step.max_pages};
+  push.q_stride = rope.q.stride;
+  push.q_heads = uint32_t(rope.q_heads.n_heads);
+  push.q_head_stride = uint32_t(rope.q_heads.head_stride);
+  push.q_offset = uint32_t(rope.q_heads.offset);
+  push.n_pairs = uint32_t(r.n_rot / 2);
+  push.adjacent = r.mode == graph::RopeMode::kNorm ? 1u : 0u;
+  push.table_offset = rope.table_offset;
+  const BufferRange buffers[7] = {k.range,         v.range,         whole(*step.buffer), whole(*layer.k),
+                                  whole(*layer.v), rope.q.range, rope.table};
+  const Grid grid = grid_for(n_tokens);
+  cmd.dispatch(*rope_pipeline_, buffers, &push, sizeof push, grid.x, grid.y);
   return Status();
 }
 

@@ -34,10 +34,24 @@ class KvWrite {
                 const graph::HeadLayout& v_heads, const KvLayerBuffers& layer, const StepData& step,
                 uint32_t n_tokens) const;
 
+  // RoPE fused in (the graph's Rope of q, Rope of k, KvWrite): q is rotated in place, k on its
+  // way into the cache (the k activation keeps its unrotated values). `table` as for ops::Rope.
+  struct RopeArgs {
+    Activations q;
+    graph::HeadLayout q_heads;
+    const graph::RopeParams* params = nullptr;
+    BufferRange table;
+    uint32_t table_offset = 0;
+  };
+  Status record_rope(Commands& cmd, const RopeArgs& rope, const Activations& k, const graph::HeadLayout& k_heads,
+                     const Activations& v, const graph::HeadLayout& v_heads, const KvLayerBuffers& layer,
+                     const StepData& step, uint32_t n_tokens) const;
+
  private:
   KvWrite() = default;
+  Status check(const graph::HeadLayout& k_heads, const graph::HeadLayout& v_heads, const KvLayerBuffers& layer) const;
   bool f16_ = true;
-  std::unique_ptr<Pipeline> pipeline_;
+  std::unique_ptr<Pipeline> pipeline_, rope_pipeline_;
 };
 
 }  // namespace zinc::vulkan::ops
