@@ -63,7 +63,9 @@ class Executor {
   Status plan();
   Status record(Commands& cmd, Readback readback, TimestampPool* timestamps);
   Status record_op(Commands& cmd, const graph::Op& op);
+  // MoE and hybrid ops (executor_moe.cc).
   Status record_moe_op(Commands& cmd, const graph::Op& op);
+  static constexpr uint32_t kMoeMatvecMaxTokens = 8;  // moe_matvec up to here, else grouped GEMMs
   // Rope of q, Rope of k, KvWrite of k (k dead afterwards) at ops i..i+2: one fused dispatch.
   bool fusable_rope_kv(size_t i) const;
   Status record_rope_kv(Commands& cmd, size_t i);
