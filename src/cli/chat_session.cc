@@ -82,18 +82,18 @@ Result<TurnStats> ChatSession::send(const std::string& user_text, const ChatOutp
   // last generation prompt began (the history before it is what later turns share), or the
   // sequence starts over.
   kv::Cache& cache = runner_->cache();
-  const std::span<float> state = cache.recurrent_state(seq_);
+  const bool recurrent = !cache.layout().recurrent_layers.empty();
   size_t keep = 0;
   if (options_.reuse_cache) {
     keep = std::mismatch(cached_.begin(), cached_.end(), tokens.begin(), tokens.end()).first - cached_.begin();
     keep = std::min(keep, tokens.size() - 1);
   }
   if (keep < cached_.size()) {
-    if (state.empty()) {
+    if (!recurrent) {
       cache.set_length(seq_, int64_t(keep));
-    } else if (saved_length_ > 0 && keep >= saved_length_) {
+    } else if (saved_length_ > 0 && keep >= saved_length_ &&
+               runner_->restore_recurrent_state(seq_, saved_state_).ok()) {
       keep = saved_length_;
-      std::copy(saved_state_.begin(), saved_state_.end(), state.begin());
       cache.set_length(seq_, int64_t(keep));
     } else {
       keep = 0;
@@ -111,7 +111,7 @@ Result<TurnStats> ChatSession::send(const std::string& user_text, const ChatOutp
 
   // A recurrent model runs the history first and saves its state where the generation prompt begins.
   size_t start = keep;
-  if (!state.empty()) {
+  if (recurrent) {
     request.add_generation_prompt = false;
     if (auto history = format_->render(request); history.ok()) {
       const std::vector<int32_t> h = format_->tokenize(*history);
@@ -123,7 +123,12 @@ Result<TurnStats> ChatSession::send(const std::string& user_text, const ChatOutp
           forget();
           return step.status();
         }
-        saved_state_.assign(state.begin(), state.end());
+        auto saved = runner_->save_recurrent_state(seq_);
+        if (!saved.ok()) {
+          forget();
+          return saved.status();
+        }
+        saved_state_ = std::move(*saved);
         saved_length_ = mark;
         start = mark;
       }

@@ -19,9 +19,11 @@ Result<Backend> parse_backend(std::string_view name) {
 
 bool vulkan_supports(const model::Model& model, std::string* why) {
   const model::HParams& hp = model.hparams();
-  const bool dense_arch = hp.arch == "llama" || hp.arch == "qwen2" || hp.arch == "qwen3";
-  if (dense_arch && hp.ffn == model::FfnKind::kDense) return true;
-  if (why) *why = "architecture " + hp.arch + (dense_arch ? " with experts" : "") + " does not run on Vulkan yet";
+  // Every op the builders emit for these runs on Vulkan (MoE of any of them, too).
+  if (hp.arch == "llama" || hp.arch == "qwen2" || hp.arch == "qwen3" || hp.arch == "qwen3moe" || hp.arch == "qwen35" ||
+      hp.arch == "qwen35moe")
+    return true;
+  if (why) *why = "architecture " + hp.arch + " does not run on Vulkan yet";
   return false;
 }
 
@@ -202,6 +204,33 @@ Result<int32_t> Runner::decode_greedy(kv::SeqId seq, std::span<const int32_t> to
   ZINC_RETURN_IF_ERROR(ex->run(b, *cache_, vulkan::Readback::kArgmax));
   end_step(b);
   return ex->argmax()[0];
+}
+
+namespace {
+size_t state_floats(const graph::StateLayout& layout) {
+  size_t n = 0;
+  for (const auto& r : layout.recurrent_layers) n += size_t(r.conv_floats + r.ssm_floats);
+  return n;
+}
+}  // namespace
+
+Result<std::vector<float>> Runner::save_recurrent_state(kv::SeqId seq) {
+  if (!cache_->has_sequence(seq)) return error("sequence %d does not exist", seq);
+  const size_t n = state_floats(cache_->layout());
+  if (n == 0) return std::vector<float>();
+  if (vk_) return vk_->kv->read_state(seq);
+  const float* base = cache_->conv_state(0, seq);  // layer 0's conv state opens the slot
+  return std::vector<float>(base, base + n);
+}
+
+Status Runner::restore_recurrent_state(kv::SeqId seq, std::span<const float> state) {
+  if (!cache_->has_sequence(seq)) return error("sequence %d does not exist", seq);
+  const size_t n = state_floats(cache_->layout());
+  if (state.size() != n) return error("recurrent state of %zu floats; sequence %d's holds %zu", state.size(), seq, n);
+  if (n == 0) return ok_status();
+  if (vk_) return vk_->kv->write_state(seq, state);
+  std::copy(state.begin(), state.end(), cache_->conv_state(0, seq));
+  return ok_status();
 }
 
 Result<std::vector<vulkan::OpTiming>> Runner::profile_step(kv::SeqId seq, int32_t token) {

@@ -24,8 +24,8 @@ namespace zinc::engine {
 enum class Backend : uint8_t { kAuto, kCpu, kVulkan };
 Result<Backend> parse_backend(std::string_view name);  // "auto" | "cpu" | "vulkan"
 
-// Whether the Vulkan executor runs this model's architecture (the dense ones so far); when not,
-// `why` says so.
+// Whether the Vulkan executor runs this model's architecture (llama, qwen2, qwen3, qwen3moe,
+// qwen35, qwen35moe); when not, `why` says so.
 bool vulkan_supports(const model::Model& model, std::string* why = nullptr);
 
 struct RunnerOptions {
@@ -68,6 +68,15 @@ class Runner {
   // As decode(seq, tokens, false), returning only the index of the last row's largest logit
   // (on Vulkan only that id is read back).
   Result<int32_t> decode_greedy(kv::SeqId seq, std::span<const int32_t> tokens);
+
+  // The recurrent state of `seq` (kv::Cache's slot layout: per recurrent layer its conv then its
+  // delta-net state; empty for models without recurrent layers). On Vulkan the state lives on the
+  // device and the cache's host copy is stale: save and restore it only through these.
+  Result<std::vector<float>> save_recurrent_state(kv::SeqId seq);
+  // Writes back a state from save_recurrent_state (rewinding the sequence's state; the caller sets
+  // the cache length to the position it was saved at). A sequence decoded from position 0 starts
+  // from zero state whatever was written.
+  Status restore_recurrent_state(kv::SeqId seq, std::span<const float> state);
 
   // Vulkan only: one decode step of `token` for `seq`, with a GPU timestamp after every op
   // (the sequence advances as with decode()).

@@ -88,6 +88,10 @@ void Commands::copy(const Buffer& src, uint64_t src_offset, const Buffer& dst, u
   device_.api().vkCmdCopyBuffer(cmd_, src.handle(), dst.handle(), 1, &region);
 }
 
+void Commands::zero(const Buffer& dst, uint64_t offset, uint64_t size_bytes) {
+  device_.api().vkCmdFillBuffer(cmd_, dst.handle(), offset, size_bytes, 0);
+}
+
 Status Commands::end() { return vk_check(device_.api().vkEndCommandBuffer(cmd_), "vkEndCommandBuffer"); }
 
 Status Commands::submit_and_wait() {

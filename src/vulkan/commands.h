@@ -28,6 +28,8 @@ class Commands {
   // Makes earlier shader and transfer writes visible to later shader and transfer reads.
   void barrier();
   void copy(const Buffer& src, uint64_t src_offset, const Buffer& dst, uint64_t dst_offset, uint64_t size_bytes);
+  // Sets size_bytes (a multiple of 4) of dst from offset (a multiple of 4) to zero.
+  void zero(const Buffer& dst, uint64_t offset, uint64_t size_bytes);
   Status end();
   // Submits the finished recording and waits for it.
   Status submit_and_wait();

@@ -24,6 +24,7 @@ bool overlaps(const Range& a, std::span<const Range> set) {
 }
 
 constexpr uint32_t kMatvecMaxTokens = 8;
+constexpr uint64_t kStepAlignBytes = 256;  // the largest minStorageBufferOffsetAlignment Vulkan allows
 
 // A KV layer's place in the notional address space of the barrier tracking (far above the arena).
 Range kv_range(int32_t layer) { return {~0ull - 2 - 2 * uint64_t(layer), ~0ull - 1 - 2 * uint64_t(layer)}; }
@@ -49,8 +50,17 @@ Status Executor::plan() {
                  (unsigned long long)device.caps().min_storage_offset_alignment, graph::kBufferAlignment);
   const uint32_t n_tokens = uint32_t(graph_.shape().n_tokens), n_out = uint32_t(graph_.shape().n_outputs);
   n_splits_ = ops::Attention::splits_for(n_tokens, uint32_t(kv_.n_pages() * kv::kPageTokens));
-  uint64_t scratch = 4, partials = 4;
+  uint64_t scratch = 4, partials = 4, moe_order = 4, moe_tiles = 16, moe_expert_out = 4;
   for (const graph::Op& op : graph_.ops()) {
+    if (const auto* m = std::get_if<graph::MoeMatmul>(&op.params)) {
+      const graph::Buffer& ids = graph_.buffer(m->ids);
+      const uint64_t n_slots = uint64_t(ids.rows) * uint64_t(ids.cols);
+      if (uint64_t(ids.rows) > kMoeMatvecMaxTokens) {
+        moe_order = std::max(moe_order, 4 * n_slots);
+        moe_tiles = std::max<uint64_t>(moe_tiles, 16ull * ops::MoeGemm::max_tiles(uint32_t(n_slots), uint32_t(m->w->ne[2])));
+        if (!m->up) moe_expert_out = std::max<uint64_t>(moe_expert_out, 4 * n_slots * uint64_t(graph_.buffer(m->out).cols));
+      }
+    }
     if (const auto* m = std::get_if<graph::Matmul>(&op.params)) {
       const graph::Buffer& in = graph_.buffer(m->in);
       const bool fused = in.rows <= kMatvecMaxTokens && m->up && m->up->type == m->w->type;
@@ -69,19 +79,26 @@ Status Executor::plan() {
   ZINC_ASSIGN_OR_RETURN(arena_, Buffer::create(device, std::max<uint64_t>(graph_.arena_bytes(), 4), MemoryKind::kDeviceLocal));
   ZINC_ASSIGN_OR_RETURN(scratch_, Buffer::create(device, scratch, MemoryKind::kDeviceLocal));
   ZINC_ASSIGN_OR_RETURN(partials_, Buffer::create(device, partials, MemoryKind::kDeviceLocal));
+  auto align = [](uint64_t bytes) { return (bytes + kStepAlignBytes - 1) / kStepAlignBytes * kStepAlignBytes; };
+  moe_tiles_offset_ = align(moe_order);
+  moe_expert_out_offset_ = align(moe_tiles_offset_ + moe_tiles);
+  ZINC_ASSIGN_OR_RETURN(moe_scratch_, Buffer::create(device, moe_expert_out_offset_ + moe_expert_out, MemoryKind::kDeviceLocal));
 
   // Step data: tokens, positions, seq ids, output rows, page tables, then the RoPE tables.
   step_data_.max_pages = uint32_t(kv_.n_pages());
   tokens_word_ = 0;
   step_data_.positions = n_tokens;
-  step_data_.seq_ids = 2 * n_tokens;
-  output_rows_word_ = 3 * n_tokens;
-  step_data_.pages = 3 * n_tokens + n_out;
+  output_rows_word_ = 2 * n_tokens;
+  step_data_.pages = 2 * n_tokens + n_out;
   uint64_t words = uint64_t(step_data_.pages) + uint64_t(max_seqs_) * step_data_.max_pages;
   for (RopeTable& t : rope_tables_) {
     t.word = uint32_t(words);
     words += ops::rope_table_floats(t.params, n_tokens);
   }
+  // The sequence ids last, aligned: the recurrent ops bind them as a buffer of their own.
+  words = align(words * 4) / 4;
+  step_data_.seq_ids = uint32_t(words);
+  words += n_tokens;
   if (words >= (1ull << 32)) return error("step data of %llu words", (unsigned long long)words);
   ZINC_ASSIGN_OR_RETURN(step_host_, Buffer::create(device, words * 4, MemoryKind::kHostVisible));
   ZINC_ASSIGN_OR_RETURN(step_, Buffer::create(device, words * 4, MemoryKind::kDeviceLocal));
@@ -318,7 +335,7 @@ Status Executor::record_op(Commands& cmd, const graph::Op& op) {
     const graph::Buffer& in = g.buffer(am->in);
     return kernels_.argmax->record(cmd, act(am->in), act(am->out).range, uint32_t(in.rows), uint32_t(in.cols));
   }
-  return error("not supported on Vulkan yet");
+  return record_moe_op(cmd, op);
 }
 
 Status Executor::write_step(const graph::Batch& batch, const kv::Cache& cache) {
@@ -347,6 +364,7 @@ Status Executor::write_step(const graph::Batch& batch, const kv::Cache& cache) {
 
 Status Executor::run(const graph::Batch& batch, const kv::Cache& cache, Readback readback) {
   ZINC_RETURN_IF_ERROR(write_step(batch, cache));
+  ZINC_RETURN_IF_ERROR(zero_new_states(batch));
   std::unique_ptr<Commands>& cmd = readback == Readback::kLogits ? logits_cmd_ : argmax_cmd_;
   if (!cmd) {
     ZINC_ASSIGN_OR_RETURN(auto c, Commands::create(kernels_.device()));
@@ -367,6 +385,7 @@ std::span<const int32_t> Executor::argmax() const {
 
 Result<std::vector<OpTiming>> Executor::profile(const graph::Batch& batch, const kv::Cache& cache) {
   ZINC_RETURN_IF_ERROR(write_step(batch, cache));
+  ZINC_RETURN_IF_ERROR(zero_new_states(batch));
   if (!profile_cmd_) {
     ZINC_ASSIGN_OR_RETURN(timestamps_, TimestampPool::create(kernels_.device(), uint32_t(graph_.ops().size() + 1)));
     ZINC_ASSIGN_OR_RETURN(auto c, Commands::create(kernels_.device()));

@@ -63,10 +63,15 @@ class Executor {
   Status plan();
   Status record(Commands& cmd, Readback readback, TimestampPool* timestamps);
   Status record_op(Commands& cmd, const graph::Op& op);
+  // MoE and hybrid ops (executor_moe.cc).
+  Status record_moe_op(Commands& cmd, const graph::Op& op);
+  static constexpr uint32_t kMoeMatvecMaxTokens = 8;  // moe_matvec up to here, else grouped GEMMs
   // Rope of q, Rope of k, KvWrite of k (k dead afterwards) at ops i..i+2: one fused dispatch.
   bool fusable_rope_kv(size_t i) const;
   Status record_rope_kv(Commands& cmd, size_t i);
   Status write_step(const graph::Batch& batch, const kv::Cache& cache);
+  // Zeroes the device recurrent state of the batch's sequences that start at position 0.
+  Status zero_new_states(const graph::Batch& batch);
   ops::Activations act(graph::BufferId id) const;
   // Barrier tracking: ranges of a notional address space (arena, scratch, KV layers).
   void access(Commands& cmd, std::span<const std::pair<uint64_t, uint64_t>> reads,
@@ -78,7 +83,10 @@ class Executor {
   const KvPool& kv_;
   graph::Graph graph_;
   int32_t max_seqs_ = 1;
-  std::unique_ptr<Buffer> arena_, scratch_, partials_, step_host_, step_, logits_, ids_;
+  std::unique_ptr<Buffer> arena_, scratch_, partials_, moe_scratch_, step_host_, step_, logits_, ids_;
+  uint64_t moe_tiles_offset_ = 0, moe_expert_out_offset_ = 0;  // bytes into moe_scratch_
+  std::unique_ptr<Commands> zero_cmd_;
+  std::vector<int32_t> zero_seqs_;
   ops::StepData step_data_;
   uint32_t tokens_word_ = 0, output_rows_word_ = 0;
   struct RopeTable {

@@ -43,4 +43,57 @@ Result<const ops::GetRows*> Kernels::get_rows(TensorType type) {
   return slot.get();
 }
 
+Result<const ops::MoeMatvec*> Kernels::moe_matvec(TensorType type, bool swiglu) {
+  auto& slot = moe_matvec_[{type, swiglu}];
+  if (!slot) {
+    ops::MoeMatvecOptions o;
+    o.swiglu = swiglu;
+    ZINC_ASSIGN_OR_RETURN(slot, ops::MoeMatvec::create(device_, type, o));
+  }
+  return slot.get();
+}
+
+Result<const ops::MoeGemm*> Kernels::moe_gemm(TensorType type, bool swiglu) {
+  auto& slot = moe_gemm_[{type, swiglu}];
+  if (!slot) {
+    ZINC_ASSIGN_OR_RETURN(slot, ops::MoeGemm::create(device_, type, swiglu));
+  }
+  return slot.get();
+}
+
+Result<const ops::MoeRoute*> Kernels::moe_route() {
+  if (!moe_route_) {
+    ZINC_ASSIGN_OR_RETURN(moe_route_, ops::MoeRoute::create(device_));
+  }
+  return moe_route_.get();
+}
+
+Result<const ops::SharedExpertGate*> Kernels::shared_expert_gate() {
+  if (!shared_expert_gate_) {
+    ZINC_ASSIGN_OR_RETURN(shared_expert_gate_, ops::SharedExpertGate::create(device_));
+  }
+  return shared_expert_gate_.get();
+}
+
+Result<const ops::SsmConv1d*> Kernels::ssm_conv1d() {
+  if (!ssm_conv1d_) {
+    ZINC_ASSIGN_OR_RETURN(ssm_conv1d_, ops::SsmConv1d::create(device_));
+  }
+  return ssm_conv1d_.get();
+}
+
+Result<const ops::GatedDeltaNet*> Kernels::gated_delta_net() {
+  if (!gated_delta_net_) {
+    ZINC_ASSIGN_OR_RETURN(gated_delta_net_, ops::GatedDeltaNet::create(device_));
+  }
+  return gated_delta_net_.get();
+}
+
+Result<const ops::GatedRmsNorm*> Kernels::gated_rms_norm() {
+  if (!gated_rms_norm_) {
+    ZINC_ASSIGN_OR_RETURN(gated_rms_norm_, ops::GatedRmsNorm::create(device_));
+  }
+  return gated_rms_norm_.get();
+}
+
 }  // namespace zinc::vulkan

@@ -8,13 +8,20 @@
 #include "vulkan/ops/argmax.h"
 #include "vulkan/ops/attention.h"
 #include "vulkan/ops/elementwise.h"
+#include "vulkan/ops/gated_delta_net.h"
+#include "vulkan/ops/gated_rms_norm.h"
 #include "vulkan/ops/gemm.h"
 #include "vulkan/ops/get_rows.h"
 #include "vulkan/ops/matvec.h"
+#include "vulkan/ops/moe_gemm.h"
+#include "vulkan/ops/moe_matvec.h"
+#include "vulkan/ops/moe_route.h"
 #include "vulkan/ops/qk_norm.h"
 #include "vulkan/ops/rms_norm.h"
 #include "vulkan/ops/rope.h"
 #include "vulkan/ops/rows.h"
+#include "vulkan/ops/shared_expert_gate.h"
+#include "vulkan/ops/ssm_conv1d.h"
 
 namespace zinc::vulkan {
 
@@ -27,6 +34,14 @@ class Kernels {
   Result<const ops::Matvec*> matvec(TensorType type, bool swiglu);
   Result<const ops::Gemm*> gemm(TensorType type);
   Result<const ops::GetRows*> get_rows(TensorType type);
+  Result<const ops::MoeMatvec*> moe_matvec(TensorType type, bool swiglu);
+  Result<const ops::MoeGemm*> moe_gemm(TensorType type, bool swiglu);
+  // MoE and hybrid ops, made on first use (dense models never build them).
+  Result<const ops::MoeRoute*> moe_route();
+  Result<const ops::SharedExpertGate*> shared_expert_gate();
+  Result<const ops::SsmConv1d*> ssm_conv1d();
+  Result<const ops::GatedDeltaNet*> gated_delta_net();
+  Result<const ops::GatedRmsNorm*> gated_rms_norm();
 
   std::unique_ptr<ops::RmsNorm> rms_norm;
   std::unique_ptr<ops::QkNorm> qk_norm;
@@ -44,6 +59,13 @@ class Kernels {
   std::map<std::pair<TensorType, bool>, std::unique_ptr<ops::Matvec>> matvec_;
   std::map<TensorType, std::unique_ptr<ops::Gemm>> gemm_;
   std::map<TensorType, std::unique_ptr<ops::GetRows>> get_rows_;
+  std::map<std::pair<TensorType, bool>, std::unique_ptr<ops::MoeMatvec>> moe_matvec_;
+  std::map<std::pair<TensorType, bool>, std::unique_ptr<ops::MoeGemm>> moe_gemm_;
+  std::unique_ptr<ops::MoeRoute> moe_route_;
+  std::unique_ptr<ops::SharedExpertGate> shared_expert_gate_;
+  std::unique_ptr<ops::SsmConv1d> ssm_conv1d_;
+  std::unique_ptr<ops::GatedDeltaNet> gated_delta_net_;
+  std::unique_ptr<ops::GatedRmsNorm> gated_rms_norm_;
 };
 
 }  // namespace zinc::vulkan

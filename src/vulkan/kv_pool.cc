@@ -1,15 +1,18 @@
 #include "vulkan/kv_pool.h"
 
+#include <cstring>
+
 #include "core/check.h"
 #include "vulkan/commands.h"
 
 namespace zinc::vulkan {
 
 Result<std::unique_ptr<KvPool>> KvPool::create(const Device& device, const graph::StateLayout& layout, int64_t n_pages,
-                                               kv::KvType type) {
+                                               kv::KvType type, int32_t max_seqs) {
   if (n_pages <= 0) return error("KV pool of %lld pages", (long long)n_pages);
-  std::unique_ptr<KvPool> p(new KvPool());
-  p->device_ = &device;
+  if (max_seqs <= 0) return error("KV pool of %d sequences", max_seqs);
+  std::unique_ptr<KvPool> p(new KvPool(device));
+  p->max_seqs_ = max_seqs;
   p->n_pages_ = n_pages;
   p->type_ = type;
   const uint64_t elem = type == kv::KvType::kF16 ? 2 : 4;
@@ -27,7 +30,63 @@ Result<std::unique_ptr<KvPool>> KvPool::create(const Device& device, const graph
     p->size_bytes_ += kb + vb;
     p->layers_.push_back(std::move(l));
   }
+  // Recurrent state: kv::Cache's slot layout.
+  uint64_t floats = 0;
+  for (const graph::RecurrentLayerSpec& r : layout.recurrent_layers) {
+    p->conv_offset_.push_back(uint32_t(floats));
+    floats += uint64_t(r.conv_floats);
+    p->ssm_offset_.push_back(uint32_t(floats));
+    floats += uint64_t(r.ssm_floats);
+  }
+  if (floats > 0) {
+    const uint64_t bytes = floats * 4 * uint64_t(max_seqs);
+    if (bytes > device.caps().max_storage_buffer_range || floats >= (1ull << 32))
+      return error("recurrent state of %d sequences (%llu bytes) exceeds the device's buffer range of %llu bytes",
+                   max_seqs, (unsigned long long)bytes, (unsigned long long)device.caps().max_storage_buffer_range);
+    p->slot_floats_ = uint32_t(floats);
+    ZINC_ASSIGN_OR_RETURN(p->state_, Buffer::create(device, bytes, MemoryKind::kDeviceLocal));
+    ZINC_ASSIGN_OR_RETURN(auto cmd, Commands::create(device));
+    ZINC_RETURN_IF_ERROR(cmd->begin());
+    cmd->zero(*p->state_, 0, bytes);
+    cmd->barrier();
+    ZINC_RETURN_IF_ERROR(cmd->end());
+    ZINC_RETURN_IF_ERROR(cmd->submit_and_wait());
+    p->size_bytes_ += bytes;
+  }
   return p;
+}
+
+Result<std::vector<float>> KvPool::read_state(int32_t seq) const {
+  if (seq < 0 || seq >= max_seqs_) return error("sequence %d outside the pool's %d slots", seq, max_seqs_);
+  std::vector<float> out(slot_floats_);
+  if (out.empty()) return out;
+  const uint64_t bytes = uint64_t(slot_floats_) * 4;
+  ZINC_ASSIGN_OR_RETURN(auto host, Buffer::create(*device_, bytes, MemoryKind::kHostVisible));
+  ZINC_ASSIGN_OR_RETURN(auto cmd, Commands::create(*device_));
+  ZINC_RETURN_IF_ERROR(cmd->begin());
+  cmd->barrier();
+  cmd->copy(*state_, uint64_t(seq) * bytes, *host, 0, bytes);
+  cmd->barrier();
+  ZINC_RETURN_IF_ERROR(cmd->end());
+  ZINC_RETURN_IF_ERROR(cmd->submit_and_wait());
+  std::memcpy(out.data(), host->mapped(), bytes);
+  return out;
+}
+
+Status KvPool::write_state(int32_t seq, std::span<const float> state) const {
+  if (seq < 0 || seq >= max_seqs_) return error("sequence %d outside the pool's %d slots", seq, max_seqs_);
+  if (state.size() != slot_floats_) return error("recurrent state of %zu floats, the slot holds %u", state.size(), slot_floats_);
+  if (state.empty()) return ok_status();
+  const uint64_t bytes = uint64_t(slot_floats_) * 4;
+  ZINC_ASSIGN_OR_RETURN(auto host, Buffer::create(*device_, bytes, MemoryKind::kHostVisible));
+  std::memcpy(host->mapped(), state.data(), bytes);
+  ZINC_ASSIGN_OR_RETURN(auto cmd, Commands::create(*device_));
+  ZINC_RETURN_IF_ERROR(cmd->begin());
+  cmd->barrier();
+  cmd->copy(*host, 0, *state_, uint64_t(seq) * bytes, bytes);
+  cmd->barrier();
+  ZINC_RETURN_IF_ERROR(cmd->end());
+  return cmd->submit_and_wait();
 }
 
 ops::KvLayerBuffers KvPool::layer(int32_t kv_layer) const {

@@ -30,17 +30,33 @@ Status ModelWeights::add(const graph::Graph& graph, bool progress) {
     }
     if (const auto* n = std::get_if<graph::RmsNorm>(&op.params)) vec(n->weight);
     if (const auto* n = std::get_if<graph::QkNorm>(&op.params)) vec(n->weight);
+    if (const auto* m = std::get_if<graph::MoeMatmul>(&op.params)) {
+      mat(m->w);
+      mat(m->up);
+    }
+    if (const auto* g = std::get_if<graph::SharedExpertGate>(&op.params)) vec(g->gate);
+    if (const auto* c = std::get_if<graph::SsmConv1d>(&op.params)) vec(c->kernel);
+    if (const auto* d = std::get_if<graph::GatedDeltaNet>(&op.params)) {
+      vec(d->a);
+      vec(d->dt_bias);
+    }
+    if (const auto* n = std::get_if<graph::GatedRmsNorm>(&op.params)) vec(n->weight);
   }
+  // Stacked experts (ne = [cols, rows, n_expert]) become one matrix of n_expert * rows rows.
+  auto all_rows = [](const graph::Weight* w) { return w->rows() * w->ne[2]; };
   uint64_t total = 0, done = 0;
-  for (const auto* w : mats) total += w->row_bytes * uint64_t(w->rows());
+  for (const auto* w : mats) total += w->row_bytes * uint64_t(all_rows(w));
   const bool show = progress && total > (256ull << 20);
   int last_percent = -1;
   for (const graph::Weight* w : mats) {
-    if (w->ne[2] != 1 || w->ne[3] != 1) return error("weight %s: stacked matrices are not supported on Vulkan", w->name.c_str());
-    const size_t bytes = w->row_bytes * size_t(w->rows());
-    auto buf = WeightBuffer::upload(device_, *uploader_, w->type, w->rows(), w->cols(),
+    if (w->ne[3] != 1) return error("weight %s: 4-D matrices are not supported on Vulkan", w->name.c_str());
+    const size_t bytes = w->row_bytes * size_t(all_rows(w));
+    auto buf = WeightBuffer::upload(device_, *uploader_, w->type, all_rows(w), w->cols(),
                                     {static_cast<const uint8_t*>(w->data), bytes});
     if (!buf.ok()) return error("uploading %s: %s", w->name.c_str(), buf.status().message().c_str());
+    if (w->ne[2] > 1 && (*buf)->chunks().size() != 1)
+      return error("weight %s: %lld experts of %lld rows (%zu bytes) do not fit one device buffer", w->name.c_str(),
+                   (long long)w->ne[2], (long long)w->rows(), bytes);
     size_bytes_ += (*buf)->size_bytes();
     matrices_[w] = std::move(*buf);
     done += bytes;

@@ -50,11 +50,7 @@ std::vector<RefCase> manifest_cases() {
     std::string model = c["model"].get<std::string>();
     model = model.substr(model.rfind('/') + 1);
     model = model.substr(0, model.rfind(".gguf"));
-    // The Vulkan executor runs the dense architectures.
-    const bool dense = model.rfind("llama", 0) == 0 || model.rfind("qwen2", 0) == 0 || model.rfind("stories", 0) == 0 ||
-                       (model.rfind("qwen3", 0) == 0 && model.rfind("qwen3moe", 0) != 0 && model.rfind("qwen35", 0) != 0);
     for (Backend backend : {Backend::kCpu, Backend::kVulkan}) {
-      if (backend == Backend::kVulkan && !dense) continue;
       for (bool stepwise : {false, true}) {
         std::string name = model + "_" + c["prompt"].get<std::string>() + (stepwise ? "_stepwise" : "_batch") +
                            (backend == Backend::kVulkan ? "_vulkan" : "");

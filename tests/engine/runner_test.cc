@@ -29,9 +29,19 @@ double max_abs_diff(std::span<const float> a, std::span<const float> b) {
   return d;
 }
 
+// Whether the Vulkan cases can run: a device (lavapipe in CI) exists.
+bool have_vulkan() {
+  static const bool ok = [] {
+    auto inst = vulkan::Instance::create();
+    return inst.ok() && !(*inst)->devices().empty();
+  }();
+  return ok;
+}
+
 // Logits of `tokens` run alone on a fresh runner, one batch.
-std::vector<float> alone(const model::Model& m, const std::vector<int32_t>& tokens) {
+std::vector<float> alone(const model::Model& m, const std::vector<int32_t>& tokens, Backend backend = Backend::kCpu) {
   RunnerOptions o;
+  o.backend = backend;
   o.n_threads = 2;
   o.n_ctx = 64;
   auto r = Runner::create(m, o);
@@ -42,18 +52,28 @@ std::vector<float> alone(const model::Model& m, const std::vector<int32_t>& toke
 }
 
 // Two sequences interleaved in one batch (the second joining late) give the logits each gets
-// alone: attention, delta-net state and MoE routing all stay per sequence.
-class MixedBatch : public testing::TestWithParam<const char*> {};
+// alone: attention, delta-net state and MoE routing all stay per sequence. On Vulkan, against
+// the CPU's logits.
+struct MixedCase {
+  const char* model;
+  Backend backend;
+};
+
+class MixedBatch : public testing::TestWithParam<MixedCase> {};
 
 TEST_P(MixedBatch, EqualsEachSequenceAlone) {
   ZINC_REQUIRE_TEST_DATA();
-  auto m = load(GetParam());
+  const Backend backend = GetParam().backend;
+  if (backend == Backend::kVulkan && !have_vulkan()) GTEST_SKIP() << "no Vulkan device";
+  auto m = load(GetParam().model);
   ASSERT_TRUE(m);
   const auto a = some_tokens(21, 1), b = some_tokens(9, 7);
   const auto ref_a = alone(*m, a), ref_b = alone(*m, b);
   const size_t V = m->hparams().n_vocab;
+  const double tolerance = backend == Backend::kCpu ? 1e-4 : 1e-3;
 
   RunnerOptions o;
+  o.backend = backend;
   o.n_threads = 2;
   o.n_ctx = 64;
   o.max_seqs = 2;
@@ -79,21 +99,67 @@ TEST_P(MixedBatch, EqualsEachSequenceAlone) {
   for (size_t i = 0; i < who.size(); ++i) {
     const auto& ref = who[i].first == sa ? ref_a : ref_b;
     const std::span<const float> got = out->subspan(i * V, V), want(&ref[who[i].second * V], V);
-    EXPECT_LT(max_abs_diff(got, want), 1e-4) << "batch row " << i;
+    EXPECT_LT(max_abs_diff(got, want), tolerance) << "batch row " << i;
   }
   EXPECT_EQ((*r)->cache().length(sa), 21);
   EXPECT_EQ((*r)->cache().length(sb), 9);
 }
 
+std::string case_name(const char* model, Backend backend) {
+  std::string s = model;
+  s = s.substr(7, s.find('.') - 7);
+  for (char& c : s)
+    if (c == '-') c = '_';
+  return s + (backend == Backend::kVulkan ? "_vulkan" : "");
+}
+
 INSTANTIATE_TEST_SUITE_P(Models, MixedBatch,
-                         testing::Values("models/llama-f32.gguf", "models/qwen3moe-f32.gguf", "models/qwen35moe-f32.gguf"),
-                         [](const auto& info) {
-                           std::string s = info.param;
-                           s = s.substr(7, s.find('.') - 7);
-                           for (char& c : s)
-                             if (c == '-') c = '_';
-                           return s;
-                         });
+                         testing::Values(MixedCase{"models/llama-f32.gguf", Backend::kCpu},
+                                         MixedCase{"models/qwen3moe-f32.gguf", Backend::kCpu},
+                                         MixedCase{"models/qwen35moe-f32.gguf", Backend::kCpu},
+                                         MixedCase{"models/qwen35moe-f32.gguf", Backend::kVulkan}),
+                         [](const auto& info) { return case_name(info.param.model, info.param.backend); });
+
+// A saved recurrent state written back rewinds the sequence (the same logits again), and a
+// cleared sequence starts from zero state (on Vulkan the state lives on the device).
+class RecurrentState : public testing::TestWithParam<Backend> {};
+
+TEST_P(RecurrentState, SaveRestoreRewindsAndClearStartsOver) {
+  ZINC_REQUIRE_TEST_DATA();
+  if (GetParam() == Backend::kVulkan && !have_vulkan()) GTEST_SKIP() << "no Vulkan device";
+  auto m = load("models/qwen35-f32.gguf");
+  ASSERT_TRUE(m);
+  const auto a = some_tokens(12, 5), b = some_tokens(5, 9);
+  RunnerOptions o;
+  o.backend = GetParam();
+  o.n_threads = 2;
+  o.n_ctx = 64;
+  auto r = Runner::create(*m, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const kv::SeqId s = (*r)->cache().add_sequence().value();
+  ASSERT_TRUE((*r)->decode(s, a, false).ok());
+  auto saved = (*r)->save_recurrent_state(s);
+  ASSERT_TRUE(saved.ok()) << saved.status().message();
+  ASSERT_FALSE(saved->empty());
+  auto first_rows = (*r)->decode(s, b, true);
+  ASSERT_TRUE(first_rows.ok());
+  const std::vector<float> first(first_rows->begin(), first_rows->end());
+  ASSERT_TRUE((*r)->restore_recurrent_state(s, *saved).ok());
+  (*r)->cache().set_length(s, int64_t(a.size()));
+  auto again = (*r)->decode(s, b, true);
+  ASSERT_TRUE(again.ok());
+  EXPECT_LT(max_abs_diff(*again, first), 1e-6);
+  EXPECT_FALSE((*r)->restore_recurrent_state(s, std::vector<float>(3)).ok());
+
+  (*r)->cache().clear(s);
+  auto fresh = (*r)->decode(s, a, true);
+  ASSERT_TRUE(fresh.ok());
+  const auto ref = alone(*m, a);
+  EXPECT_LT(max_abs_diff(*fresh, ref), GetParam() == Backend::kCpu ? 1e-5 : 1e-3);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, RecurrentState, testing::Values(Backend::kCpu, Backend::kVulkan),
+                         [](const auto& info) { return std::string(info.param == Backend::kCpu ? "cpu" : "vulkan"); });
 
 TEST(Runner, LongInputsRunInSeveralStepsWithTheSameResult) {
   ZINC_REQUIRE_TEST_DATA();

@@ -1,0 +1,45 @@
+// Gated delta rule with per-sequence state (graph::GatedDeltaNet): L2-normalised q/k, beta and
+// decay gates, the state update and output, in batch order (several sequences may be
+// interleaved). Two kernels: token by token (a workgroup owns 4 rows of one head's d_v x d_k
+// state; for decode) and the chunked parallel form (runs of up to 16 tokens of one sequence at
+// once, a workgroup owning 16 state rows; for prefill, d_k <= 128). No barrier added.
+#pragma once
+
+#include <memory>
+
+#include "vulkan/ops/recurrent_state.h"
+
+namespace zinc::vulkan::ops {
+
+struct DeltaNetShape {
+  uint32_t n_k_heads = 0, d_k = 0, n_v_heads = 0, d_v = 0;
+  bool grouped = false;  // graph::KeyHeadMap::kGrouped (else kTiled)
+  float eps = 1e-6f;
+};
+
+enum class DeltaNetKernel {
+  kAuto,     // chunked from kChunkedMinTokens tokens on (where d_k allows), else by token
+  kTokens,
+  kChunked,  // where d_k <= kMaxChunkedDk, else by token
+};
+
+class GatedDeltaNet {
+ public:
+  static constexpr uint32_t kMaxDk = 256, kMaxChunkedDk = 128, kChunkedMinTokens = 8;
+  static Result<std::unique_ptr<GatedDeltaNet>> create(const Device& device, bool use_subgroups = true,
+                                                       DeltaNetKernel kernel = DeltaNetKernel::kAuto);
+  ~GatedDeltaNet();
+  // qkv: n_tokens rows of [q heads, k heads, v heads]; beta, alpha: rows of n_v_heads logits
+  // (one stride for both); a, dt_bias: n_v_heads floats; out: rows of n_v_heads * d_v. The
+  // layer's state (n_v_heads x d_v x d_k) at state_offset floats into each slot.
+  Status record(Commands& cmd, const DeltaNetShape& shape, const Activations& qkv, const Activations& beta,
+                const Activations& alpha, const BufferRange& a, const BufferRange& dt_bias,
+                const StateSlots& slots, uint32_t state_offset, const Activations& out, uint32_t n_tokens) const;
+
+ private:
+  GatedDeltaNet() = default;
+  DeltaNetKernel kernel_ = DeltaNetKernel::kAuto;
+  std::unique_ptr<Pipeline> tokens_, chunked_;
+};
+
+}  // namespace zinc::vulkan::ops

@@ -1,0 +1,36 @@
+#include "vulkan/ops/gated_rms_norm.h"
+
+namespace zinc::vulkan::ops {
+namespace {
+struct Push {
+  uint32_t group, groups, stride;
+  float eps;
+};
+}  // namespace
+
+GatedRmsNorm::~GatedRmsNorm() = default;
+
+Result<std::unique_ptr<GatedRmsNorm>> GatedRmsNorm::create(const Device& device, bool use_subgroups) {
+  const Reduction red = reduction_for(device.caps(), use_subgroups);
+  std::unique_ptr<GatedRmsNorm> op(new GatedRmsNorm());
+  ZINC_ASSIGN_OR_RETURN(op->pipeline_, make_pipeline(device, "gated_rms_norm" + red.suffix, 4, sizeof(Push),
+                                                     {red.group_size, red.min_subgroup_size}));
+  return op;
+}
+
+Status GatedRmsNorm::record(Commands& cmd, const Activations& in, const Activations& gate, const BufferRange& weight,
+                            const Activations& out, uint32_t n_tokens, uint32_t cols, uint32_t group,
+                            float eps) const {
+  if (group == 0 || cols % group != 0) return error("gated_rms_norm: %u columns in groups of %u", cols, group);
+  if (in.stride != gate.stride || in.stride != out.stride || in.stride < cols)
+    return error("gated_rms_norm: strides %u/%u/%u differ or are less than %u", in.stride, gate.stride, out.stride,
+                 cols);
+  if (n_tokens == 0) return Status();
+  const Push push{group, cols / group, in.stride, eps};
+  const BufferRange buffers[4] = {in.range, gate.range, weight, out.range};
+  const Grid grid = grid_for(n_tokens * (cols / group));
+  cmd.dispatch(*pipeline_, buffers, &push, sizeof push, grid.x, grid.y);
+  return Status();
+}
+
+}  // namespace zinc::vulkan::ops

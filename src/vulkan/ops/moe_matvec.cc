@@ -1,0 +1,108 @@
+#include "vulkan/ops/moe_matvec.h"
+
+#include <algorithm>
+
+namespace zinc::vulkan::ops {
+namespace {
+
+struct Push {
+  uint32_t rows, cols, k, n_expert, x_stride, y_stride, flags, lanes;
+  uint32_t planes0[4], planes1[4];
+};
+static_assert(sizeof(Push) == 64, "mirrors the push block of shaders/moe_matvec.comp");
+
+bool int8_capable(TensorType t) {
+  switch (t) {
+    case TensorType::Q4_0: case TensorType::Q4_1: case TensorType::Q5_0: case TensorType::Q5_1:
+    case TensorType::Q8_0: case TensorType::Q2_K: case TensorType::Q3_K: case TensorType::Q4_K:
+    case TensorType::Q5_K: case TensorType::Q6_K:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+MoeMatvec::~MoeMatvec() = default;
+
+Result<std::unique_ptr<MoeMatvec>> MoeMatvec::create(const Device& device, TensorType type,
+                                                     const MoeMatvecOptions& options) {
+  ZINC_ASSIGN_OR_RETURN(const WeightFormat f, weight_format(type));
+  const DeviceCaps& caps = device.caps();
+  std::unique_ptr<MoeMatvec> m(new MoeMatvec());
+  m->type_ = type;
+  m->options_ = options;
+  m->int8_ = options.int8 && caps.int8_dot && int8_capable(type);
+  const bool sg = options.subgroup && caps.subgroup_arithmetic;
+  const uint32_t group_size = options.group_size ? options.group_size : 128;
+  if ((group_size & (group_size - 1)) != 0 || group_size > caps.max_workgroup_invocations)
+    return error("moe_matvec workgroup of %u threads: not a power of two or over the device's %u", group_size,
+                 caps.max_workgroup_invocations);
+  const uint32_t min_sg = sg ? std::max<uint32_t>(caps.min_subgroup_size, 1) : 1;
+  const uint32_t mats = options.swiglu ? 2 : 1;
+  uint32_t rows = options.rows ? options.rows : (f.q_bytes > 32 ? 2 : 4);
+  if ((rows & (rows - 1)) != 0) return error("moe_matvec: %u rows per set is not a power of two", rows);
+  while (rows > 1 && uint64_t(mats) * rows * group_size * 4 + 64 > caps.max_compute_shared_bytes) rows /= 2;
+  if (rows > group_size) return error("moe_matvec: %u rows per set exceed %u threads", rows, group_size);
+  m->group_size_ = group_size;
+  m->rows_per_set_ = rows;
+  const std::string shader = "moe_matvec_" + shader_type_suffix(type) + (m->int8_ ? "_int8" : "") + (sg ? "_sg" : "");
+  ZINC_ASSIGN_OR_RETURN(m->pipeline_, make_pipeline(device, shader, 6, sizeof(Push),
+                                                    {group_size, rows, options.swiglu ? 1u : 0u, min_sg}));
+  return m;
+}
+
+Status MoeMatvec::record_swiglu(Commands& cmd, const WeightBuffer& gate, const WeightBuffer& up, uint32_t n_expert,
+                                const Activations& x, const BufferRange& ids, const Activations& y,
+                                uint32_t n_tokens, uint32_t k) const {
+  if (!options_.swiglu) return error("this moe_matvec was not made for gate/up pairs");
+  if (up.type() != gate.type() || up.rows() != gate.rows() || up.cols() != gate.cols())
+    return error("moe_matvec gate/up differ: gate %s %lld x %lld, up %s %lld x %lld",
+                 std::string(type_name(gate.type())).c_str(), (long long)gate.rows(), (long long)gate.cols(),
+                 std::string(type_name(up.type())).c_str(), (long long)up.rows(), (long long)up.cols());
+  return record_any(cmd, gate, &up, n_expert, x, ids, nullptr, y, n_tokens * k, k, false);
+}
+
+Status MoeMatvec::record_down(Commands& cmd, const WeightBuffer& w, uint32_t n_expert, const Activations& x,
+                              const BufferRange& ids, const BufferRange& weights, const Activations& y,
+                              uint32_t n_tokens, uint32_t k, bool accumulate) const {
+  if (options_.swiglu) return error("this moe_matvec was made for gate/up pairs: use record_swiglu");
+  return record_any(cmd, w, nullptr, n_expert, x, ids, &weights, y, n_tokens, k, accumulate);
+}
+
+Status MoeMatvec::record_any(Commands& cmd, const WeightBuffer& w0, const WeightBuffer* w1, uint32_t n_expert,
+                             const Activations& x, const BufferRange& ids, const BufferRange* weights,
+                             const Activations& y, uint32_t n_items, uint32_t k, bool accumulate) const {
+  if (w0.type() != type_)
+    return error("moe_matvec for %s given a %s matrix", std::string(type_name(type_)).c_str(),
+                 std::string(type_name(w0.type())).c_str());
+  if (n_expert == 0 || w0.rows() % n_expert != 0)
+    return error("moe_matvec: %lld stacked rows do not split into %u experts", (long long)w0.rows(), n_expert);
+  if (w0.chunks().size() != 1 || (w1 && w1->chunks().size() != 1))
+    return error("moe_matvec: stacked experts (%lld rows) must fit one buffer, got %zu chunks", (long long)w0.rows(),
+                 w0.chunks().size());
+  if (k == 0) return error("moe_matvec: k is 0");
+  if (n_items == 0) return Status();
+  if (n_items > 65535) return error("moe_matvec: %u %s in one dispatch, at most 65535", n_items, w1 ? "slots" : "tokens");
+  const uint32_t rows = uint32_t(w0.rows() / n_expert);
+  if (x.stride % 4 != 0 || x.stride < w0.cols())
+    return error("moe_matvec x stride %u: must be a multiple of 4 and at least cols %lld", x.stride,
+                 (long long)w0.cols());
+  if (y.stride < rows) return error("moe_matvec y stride %u is less than rows %u", y.stride, rows);
+  // Enough lanes per row for its terms (and for the row set's writers), the rest make more row sets.
+  const uint32_t terms = w0.groups_per_row() * (w1 ? 1 : k);  // (expert, group) pairs summed per row
+  uint32_t lanes = rows_per_set_;
+  while (lanes < terms && lanes < group_size_) lanes *= 2;
+  const uint32_t rows_per_group = rows_per_set_ * (group_size_ / lanes);
+  const WeightChunk& c0 = w0.chunks()[0];
+  const WeightChunk& c1 = w1 ? w1->chunks()[0] : c0;
+  const Push push{rows, uint32_t(w0.cols()), k, n_expert, x.stride, y.stride, accumulate ? 1u : 0u, lanes,
+                  {c0.q_word, c0.h_word, c0.m_word, 0}, {c1.q_word, c1.h_word, c1.m_word, 0}};
+  const BufferRange buffers[6] = {whole(*c0.buffer), whole(*c1.buffer), x.range, y.range, ids,
+                                  weights ? *weights : ids};
+  cmd.dispatch(*pipeline_, buffers, &push, sizeof push, (rows + rows_per_group - 1) / rows_per_group, n_items);
+  return Status();
+}
+
+}  // namespace zinc::vulkan::ops

@@ -1,0 +1,57 @@
+// Expert-indexed decode matvecs over stacked experts: a WeightBuffer of n_expert * rows rows
+// (ggml ne = [cols, rows, n_expert] uploaded as one matrix; expert e's rows start at e * rows;
+// it must be one chunk), expert ids read from a device buffer (int32 [n_tokens, k], e.g.
+// MoeRoute's). One dispatch per projection for all k experts of all tokens; the rows of a
+// workgroup are re-read per token, so this is for decode (few tokens). record() allocates nothing
+// and adds no barrier.
+#pragma once
+
+#include <memory>
+
+#include "vulkan/ops/op_util.h"
+#include "vulkan/weights.h"
+
+namespace zinc::vulkan::ops {
+
+struct MoeMatvecOptions {
+  bool swiglu = false;      // record_swiglu() (gate/up pair) instead of record_down()
+  bool int8 = true;         // as MatvecOptions::int8
+  bool subgroup = true;
+  uint32_t group_size = 0;  // threads per workgroup (power of two); 0: default
+  uint32_t rows = 0;        // rows per thread set; 0: default
+};
+
+class MoeMatvec {
+ public:
+  static Result<std::unique_ptr<MoeMatvec>> create(const Device& device, TensorType type,
+                                                   const MoeMatvecOptions& options);
+  ~MoeMatvec();
+
+  // y[s][r] = silu(gate[e] x[t])[r] * (up[e] x[t])[r] for slots s = t * k + j < n_tokens * k,
+  // e = ids[s], r < rows = gate.rows() / n_expert.
+  Status record_swiglu(Commands& cmd, const WeightBuffer& gate, const WeightBuffer& up, uint32_t n_expert,
+                       const Activations& x, const BufferRange& ids, const Activations& y, uint32_t n_tokens,
+                       uint32_t k) const;
+  // y[t][r] (+)= sum_j weights[t * k + j] * (w[ids[t * k + j]] x[t * k + j])[r]; adds to y when
+  // `accumulate`.
+  Status record_down(Commands& cmd, const WeightBuffer& w, uint32_t n_expert, const Activations& x,
+                     const BufferRange& ids, const BufferRange& weights, const Activations& y, uint32_t n_tokens,
+                     uint32_t k, bool accumulate = false) const;
+
+  bool uses_int8() const { return int8_; }
+
+ private:
+  MoeMatvec() = default;
+  Status record_any(Commands& cmd, const WeightBuffer& w0, const WeightBuffer* w1, uint32_t n_expert,
+                    const Activations& x, const BufferRange& ids, const BufferRange* weights, const Activations& y,
+                    uint32_t n_items, uint32_t k, bool accumulate) const;
+
+  TensorType type_ = TensorType::F32;
+  MoeMatvecOptions options_;
+  bool int8_ = false;
+  uint32_t group_size_ = 128;
+  uint32_t rows_per_set_ = 1;
+  std::unique_ptr<Pipeline> pipeline_;
+};
+
+}  // namespace zinc::vulkan::ops

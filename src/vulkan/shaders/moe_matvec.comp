@@ -1,0 +1,204 @@
+#version 450
+// Expert-indexed decode matvec over stacked experts (one repacked matrix of n_expert * rows
+// rows, expert e's rows at e * rows), fused with dequantization; the expert ids come from a
+// device buffer (moe_route's output).
+//   kPair (gate/up): workgroup column y = slot s = t * k + j:
+//     y[s][r] = silu(W0[e] x[t])[r] * (W1[e] x[t])[r], e = ids[s].
+//   else (down):     workgroup column y = token t:
+//     y[t][r] (+)= sum_j weight[t * k + j] * (W0[e_j] x[t * k + j])[r], e_j = ids[t * k + j].
+// Threads: `lanes` threads per row walk its 32-element groups (of all k experts for the down
+// projection; lanes < kGroupSize when these are few), kGroupSize / lanes row sets of kRows rows
+// each per workgroup.
+// Defines as shaders/matvec.comp: TYPE_<T>, INT8, SUBGROUP.
+#extension GL_EXT_control_flow_attributes : enable
+#ifdef SUBGROUP
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#endif
+#ifdef INT8
+// Unsigned codes are centred (code - C) before the integer dot product and the offset term
+// adjusted (A * code + B = A * (code - C) + (B + C * A)), so that the rounding error of x meets
+// weights of half the magnitude.
+#if defined(TYPE_Q4_0) || defined(TYPE_Q4_1) || defined(TYPE_Q4_K)
+#define CODE_CENTER 8
+#elif defined(TYPE_Q5_0) || defined(TYPE_Q5_1) || defined(TYPE_Q5_K)
+#define CODE_CENTER 16
+#elif defined(TYPE_Q2_K)
+#define CODE_CENTER 2
+#elif defined(TYPE_Q3_K)
+#define CODE_CENTER 4
+#elif defined(TYPE_Q6_K)
+#define CODE_CENTER 32
+#endif
+#extension GL_EXT_spirv_intrinsics : require
+spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018], id = 4450)
+int sdot4_packed(uint a, uint b, spirv_literal int packed_format);
+int sdot4(uint a, uint b) { return sdot4_packed(a, b, 0); }
+#endif
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 0) const uint kGroupSize = 128;
+layout(constant_id = 1) const uint kRows = 2;
+layout(constant_id = 2) const bool kPair = false;
+layout(constant_id = 3) const uint kMinSubgroupSize = 1;
+
+#define TWO_WEIGHTS
+#include "quant.glsl"
+
+layout(std430, binding = 2) readonly buffer X4 { vec4 x4[]; };
+layout(std430, binding = 2) readonly buffer X1 { float x1[]; };
+layout(std430, binding = 3) buffer Y { float y[]; };
+layout(std430, binding = 4) readonly buffer Ids { int ids[]; };
+layout(std430, binding = 5) readonly buffer RW { float route_w[]; };
+
+layout(push_constant) uniform Push {
+  uint rows;      // rows of one expert
+  uint cols;
+  uint k;         // experts per token
+  uint n_expert;
+  uint x_stride;  // floats between rows of x (multiple of 4)
+  uint y_stride;
+  uint flags;     // bit 0: add to y instead of writing it
+  uint lanes;     // threads per row (power of two dividing kGroupSize)
+  uvec4 planes0;  // plane word offsets (q, h, m) of W0
+  uvec4 planes1;  // of W1 (kPair)
+} p;
+
+const uint kMats = kPair ? 2 : 1;
+const uint kValues = kMats * kRows;
+shared float partial[kValues * kGroupSize];
+
+void load_x(uint xrow, uint g, out vec4 xv[8]) {
+  const uint base = xrow * p.x_stride + 32 * g;
+#ifdef FLOAT_WEIGHTS
+  if (32 * g + 32 > p.cols) {
+    [[unroll]] for (uint j = 0; j < 8; ++j)
+      [[unroll]] for (uint i = 0; i < 4; ++i) xv[j][i] = 32 * g + 4 * j + i < p.cols ? x1[base + 4 * j + i] : 0.0;
+    return;
+  }
+#endif
+  [[unroll]] for (uint j = 0; j < 8; ++j) xv[j] = x4[base / 4 + j];
+}
+
+void main() {
+  init_codebook();
+  const uint tid = gl_LocalInvocationID.x;
+  const uint lane = tid % p.lanes, set = tid / p.lanes;
+  const uint row0 = (gl_WorkGroupID.x * (kGroupSize / p.lanes) + set) * kRows;
+  const uint item = gl_WorkGroupID.y;
+  const uint groups = (p.cols + 31) / 32;
+  const uint blocks = groups / BLOCK_GROUPS;
+  const uint n_sub = kPair ? 1 : p.k;
+
+  float acc[kValues];
+  [[unroll]] for (uint v = 0; v < kValues; ++v) acc[v] = 0.0;
+  // The reduction runs over (expert j, group g) pairs, so the k experts of the down projection
+  // share the lanes of a row.
+  for (uint ri = lane; ri < n_sub * groups; ri += p.lanes) {
+    const uint j = ri / groups, g = ri - j * groups;
+    const uint slot = kPair ? item : item * p.k + j;
+    const uint e = min(uint(ids[slot]), p.n_expert - 1);
+    const uint xrow = kPair ? item / p.k : slot;
+    const float scale = kPair ? 1.0 : route_w[slot];
+    const uint erow = e * p.rows;
+    {
+      Group gr[kValues];
+      [[unroll]] for (uint v = 0; v < kValues; ++v) {
+        const uint which = v / kRows;
+        const uint row = erow + min(row0 + v % kRows, p.rows - 1);
+        gr[v] = load_group(which, which == 0 ? p.planes0 : p.planes1, row * groups + g,
+                           row * blocks + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
+      }
+      vec4 xv[8];
+      load_x(xrow, g, xv);
+#ifdef HAS_OFFSET
+      const vec4 s4 = xv[0] + xv[1] + xv[2] + xv[3], s4h = xv[4] + xv[5] + xv[6] + xv[7];
+      const float sx0 = s4.x + s4.y + s4.z + s4.w, sx1 = s4h.x + s4h.y + s4h.z + s4h.w;
+#endif
+#ifdef INT8
+      vec4 m4 = max(abs(xv[0]), abs(xv[1]));
+      [[unroll]] for (uint i = 2; i < 8; ++i) m4 = max(m4, abs(xv[i]));
+      const float amax = max(max(m4.x, m4.y), max(m4.z, m4.w));
+      const float inv = amax > 0.0 ? 1.0 / amax : 0.0;
+      const float dx = amax / 127.0;
+      uint xq[8];
+      [[unroll]] for (uint i = 0; i < 8; ++i) xq[i] = packSnorm4x8(xv[i] * inv);
+#ifdef CODE_CENTER
+      int xs0 = 0, xs1 = 0;
+      [[unroll]] for (uint i = 0; i < 4; ++i) {
+        xs0 += sdot4(0x01010101u, xq[i]);
+        xs1 += sdot4(0x01010101u, xq[4 + i]);
+      }
+#endif
+#endif
+      [[unroll]] for (uint v = 0; v < kValues; ++v) {
+#ifdef INT8
+        int s0 = 0, s1 = 0;
+        [[unroll]] for (uint i = 0; i < 4; ++i) {
+          s0 += sdot4(gr[v].c[0][i], xq[i]);
+          s1 += sdot4(gr[v].c[1][i], xq[4 + i]);
+        }
+#ifdef CODE_CENTER
+        s0 -= CODE_CENTER * xs0;
+        s1 -= CODE_CENTER * xs1;
+#endif
+        float r = dx * (gr[v].ab.x * float(s0) + gr[v].ab.y * float(s1));
+#elif defined(FLOAT_WEIGHTS)
+        float r = 0.0;
+        [[unroll]] for (uint i = 0; i < 8; ++i) r += dot(group_vec(gr[v], i), xv[i]);
+#else
+        float q0 = 0.0, q1 = 0.0;
+        [[unroll]] for (uint i = 0; i < 4; ++i) {
+          q0 += dot(group_vec(gr[v], i), xv[i]);
+          q1 += dot(group_vec(gr[v], 4 + i), xv[4 + i]);
+        }
+        float r = gr[v].ab.x * q0 + gr[v].ab.y * q1;
+#endif
+#if defined(INT8) && defined(CODE_CENTER)
+        r += (gr[v].ab.z + CODE_CENTER * gr[v].ab.x) * sx0 + (gr[v].ab.w + CODE_CENTER * gr[v].ab.y) * sx1;
+#elif defined(HAS_OFFSET)
+        r += gr[v].ab.z * sx0 + gr[v].ab.w * sx1;
+#endif
+        acc[v] += scale * r;
+      }
+    }
+  }
+
+  // Sums over the lanes of each row set.
+  uint n_parts, part0, part_step;
+#ifdef SUBGROUP
+  if (p.lanes == kGroupSize) {
+    [[unroll]] for (uint v = 0; v < kValues; ++v) {
+      const float s = subgroupAdd(acc[v]);
+      if (subgroupElect()) partial[v * kGroupSize + gl_SubgroupID] = s;
+    }
+    barrier();
+    n_parts = gl_NumSubgroups;
+    part0 = 0;
+    part_step = 1;
+  } else
+#endif
+  {
+    [[unroll]] for (uint v = 0; v < kValues; ++v) partial[v * kGroupSize + tid] = acc[v];
+    barrier();
+    for (uint s = p.lanes / 2; s > 0; s >>= 1) {
+      if (lane < s)
+        [[unroll]] for (uint v = 0; v < kValues; ++v) partial[v * kGroupSize + tid] += partial[v * kGroupSize + tid + s];
+      barrier();
+    }
+    n_parts = 1;
+    part0 = set * p.lanes;
+    part_step = 1;
+  }
+  if (lane < kRows && row0 + lane < p.rows) {
+    float sum = 0.0, up = 0.0;
+    for (uint i = 0; i < n_parts; ++i) sum += partial[lane * kGroupSize + part0 + i * part_step];
+    if (kPair) {
+      for (uint i = 0; i < n_parts; ++i) up += partial[(kRows + lane) * kGroupSize + part0 + i * part_step];
+      sum = sum / (1.0 + exp(-sum)) * up;
+    }
+    const uint dst = item * p.y_stride + row0 + lane;
+    if ((p.flags & 1u) != 0u) sum += y[dst];
+    y[dst] = sum;
+  }
+}

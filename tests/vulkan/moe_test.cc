@@ -1,0 +1,264 @@
+// moe_route and moe_matvec (gate/up SwiGLU pair, down projection with routing weights) against
+// the CPU ops moe_route and moe_matmul on random data: stacked experts of several weight types,
+// several tokens, odd expert counts and row counts.
+#include <cstring>
+
+#include "cpu_ref.h"
+#include "vk_test_util.h"
+#include "vulkan/ops/moe_gemm.h"
+#include "vulkan/ops/moe_matvec.h"
+#include "vulkan/ops/moe_route.h"
+
+namespace zinc::vulkan::test {
+namespace {
+
+struct MoeShape {
+  TensorType type;
+  int64_t embd, ff, n_expert, k, n_tokens;
+};
+
+struct CpuMoe {
+  std::vector<int32_t> ids;
+  std::vector<float> weights, act, out;
+};
+
+// x [T, embd], logits [T, n_expert] -> route, gate/up, down on the CPU.
+CpuMoe cpu_moe(const MoeShape& s, const Matrix& gate, const Matrix& up, const Matrix& down,
+               const std::vector<float>& x, const std::vector<float>& logits) {
+  const graph::Weight wg = graph_weight(s.type, gate.bytes.data(), s.embd, s.ff, s.n_expert),
+                      wu = graph_weight(s.type, up.bytes.data(), s.embd, s.ff, s.n_expert),
+                      wd = graph_weight(s.type, down.bytes.data(), s.ff, s.embd, s.n_expert);
+  const int64_t T = s.n_tokens;
+  graph::GraphBuilder g({T, T}, {});
+  auto bx = g.input("x", s.embd), bl = g.input("logits", s.n_expert);
+  auto ids = g.buffer("ids", s.k, T, graph::DType::kI32);
+  auto weights = g.buffer("weights", s.k, T);
+  auto act = g.buffer("act", s.ff, T * s.k);
+  auto out = g.buffer("out", s.embd);
+  g.add("route", graph::MoeRoute{bl, ids, weights, int32_t(s.k), true});
+  g.add("gate_up", graph::MoeMatmul{bx, ids, {}, act, &wg, &wu});
+  g.add("down", graph::MoeMatmul{act, ids, weights, out, &wd, nullptr});
+  cpu::ThreadPool pool(2);
+  cpu::Executor ex(g.finish(out), pool);
+  fill(ex, bx, x);
+  fill(ex, bl, logits);
+  CpuBatch b;
+  for (int64_t t = 0; t < T; ++t) b.add(0, int32_t(t));
+  auto cache = kv::Cache::create({}, {0, 1, kv::KvType::kF16});
+  ex.run(b.view(), **cache);
+  CpuMoe r;
+  r.ids.resize(size_t(T * s.k));
+  std::memcpy(r.ids.data(), ex.buffer(ids).data(), r.ids.size() * 4);
+  r.weights = copy_out(ex, weights);
+  r.act = copy_out(ex, act);
+  r.out = copy_out(ex, out);
+  return r;
+}
+
+// Double-precision references from the dequantized weights: act from x, out from a given act
+// (the device's, so each stage is checked on its own).
+std::vector<float> ref_act(const MoeShape& s, const Matrix& gate, const Matrix& up, const std::vector<float>& x,
+                           const std::vector<int32_t>& ids) {
+  std::vector<float> act(size_t(s.n_tokens * s.k * s.ff));
+  for (int64_t slot = 0; slot < s.n_tokens * s.k; ++slot) {
+    const int64_t e = ids[size_t(slot)], t = slot / s.k;
+    for (int64_t r = 0; r < s.ff; ++r) {
+      double g = 0, u = 0;
+      for (int64_t c = 0; c < s.embd; ++c) {
+        g += double(gate.values[size_t((e * s.ff + r) * s.embd + c)]) * x[size_t(t * s.embd + c)];
+        u += double(up.values[size_t((e * s.ff + r) * s.embd + c)]) * x[size_t(t * s.embd + c)];
+      }
+      act[size_t(slot * s.ff + r)] = float(g / (1 + std::exp(-g)) * u);
+    }
+  }
+  return act;
+}
+
+std::vector<float> ref_out(const MoeShape& s, const Matrix& down, const std::vector<float>& act,
+                           const std::vector<int32_t>& ids, const std::vector<float>& weights) {
+  std::vector<float> out(size_t(s.n_tokens * s.embd));
+  for (int64_t t = 0; t < s.n_tokens; ++t)
+    for (int64_t r = 0; r < s.embd; ++r) {
+      double o = 0;
+      for (int64_t j = 0; j < s.k; ++j) {
+        const int64_t slot = t * s.k + j, e = ids[size_t(slot)];
+        double d = 0;
+        for (int64_t c = 0; c < s.ff; ++c)
+          d += double(down.values[size_t((e * s.embd + r) * s.ff + c)]) * act[size_t(slot * s.ff + c)];
+        o += weights[size_t(slot)] * d;
+      }
+      out[size_t(t * s.embd + r)] = float(o);
+    }
+  return out;
+}
+
+// Quantization noise (the CPU quantizes activations for quantized weights, int8 paths do too)
+// stays well under this share of the largest output; a wrong expert or row is of its order.
+constexpr float kCpuRel = 0.05f;
+
+void check_moe(const MoeShape& s, bool int8) {
+  SCOPED_TRACE(testing::Message() << type_name(s.type) << " embd " << s.embd << " ff " << s.ff << " experts "
+                                  << s.n_expert << " k " << s.k << " tokens " << s.n_tokens << (int8 ? " int8" : ""));
+  const uint32_t T = uint32_t(s.n_tokens), k = uint32_t(s.k), E = uint32_t(s.n_expert);
+  const Matrix gate = random_matrix(s.type, s.n_expert * s.ff, s.embd, 11);
+  const Matrix up = random_matrix(s.type, s.n_expert * s.ff, s.embd, 12);
+  const Matrix down = random_matrix(s.type, s.n_expert * s.embd, s.ff, 13);
+  const auto x = random_floats(size_t(T * s.embd), 14), logits = random_floats(size_t(T * E), 15, 2.0f);
+  const CpuMoe want = cpu_moe(s, gate, up, down, x, logits);
+
+  auto route = ops::MoeRoute::create(dev());
+  ops::MoeMatvecOptions o;
+  o.int8 = int8;
+  o.swiglu = true;
+  auto pair = ops::MoeMatvec::create(dev(), s.type, o);
+  o.swiglu = false;
+  auto dn = ops::MoeMatvec::create(dev(), s.type, o);
+  ASSERT_TRUE(route.ok() && pair.ok() && dn.ok());
+  auto wg = upload(gate), wu = upload(up), wd = upload(down);
+  auto bx = host_buffer(x), bl = host_buffer(logits);
+  auto bids = host_buffer({}, T * k), bw = host_buffer({}, T * k);
+  auto bact = host_buffer({}, size_t(T * k * s.ff)), bout = host_buffer({}, size_t(T * s.embd));
+  const uint32_t embd = uint32_t(s.embd), ff = uint32_t(s.ff);
+  run([&](Commands& c) {
+    ASSERT_TRUE((*route)->record(c, {{bl.get()}, E}, {bids.get()}, {bw.get()}, T, E, k, true).ok());
+    c.barrier();
+    Status st = (*pair)->record_swiglu(c, *wg, *wu, E, {{bx.get()}, embd}, {bids.get()}, {{bact.get()}, ff}, T, k);
+    ASSERT_TRUE(st.ok()) << st.message();
+    c.barrier();
+    st = (*dn)->record_down(c, *wd, E, {{bact.get()}, ff}, {bids.get()}, {bw.get()}, {{bout.get()}, embd}, T, k);
+    ASSERT_TRUE(st.ok()) << st.message();
+  });
+  std::vector<int32_t> ids(T * k);
+  std::memcpy(ids.data(), bids->mapped(), ids.size() * 4);
+  ASSERT_EQ(ids, want.ids);
+  expect_near_all(read_floats(*bw, T * k), want.weights, 1e-6f, "weights");
+  const auto act = read_floats(*bact, want.act.size()), out = read_floats(*bout, want.out.size());
+  expect_near_all(act, want.act, kCpuRel * max_abs(want.act), "act vs cpu");
+  expect_near_all(out, want.out, kCpuRel * max_abs(want.out), "out vs cpu");
+  // int8: x rounded to 8 bits per 32 (the float paths show the indexing exact).
+  const float rel = int8 && (*pair)->uses_int8() ? 5e-2f : 1e-4f;
+  const auto act_ref = ref_act(s, gate, up, x, want.ids);
+  expect_near_all(act, act_ref, rel * max_abs(act_ref), "act");
+  const auto out_ref = ref_out(s, down, act, want.ids, want.weights);
+  expect_near_all(out, out_ref, rel * max_abs(out_ref), "out");
+
+  // Accumulating into y adds to what is there.
+  run([&](Commands& c) {
+    ASSERT_TRUE(
+        (*dn)->record_down(c, *wd, E, {{bact.get()}, ff}, {bids.get()}, {bw.get()}, {{bout.get()}, embd}, T, k, true)
+            .ok());
+  });
+  std::vector<float> twice = out;
+  for (float& v : twice) v *= 2;
+  expect_near_all(read_floats(*bout, want.out.size()), twice, 1e-5f * max_abs(twice), "accumulated out");
+}
+
+// The prefill path: device grouping, expert GEMMs, combine; ids from the device router.
+void check_moe_gemm(const MoeShape& s, uint32_t slot_tile) {
+  SCOPED_TRACE(testing::Message() << "gemm tile " << slot_tile << " " << type_name(s.type) << " embd " << s.embd << " ff " << s.ff
+                                  << " experts " << s.n_expert << " k " << s.k << " tokens " << s.n_tokens);
+  const uint32_t T = uint32_t(s.n_tokens), k = uint32_t(s.k), E = uint32_t(s.n_expert);
+  const Matrix gate = random_matrix(s.type, s.n_expert * s.ff, s.embd, 21);
+  const Matrix up = random_matrix(s.type, s.n_expert * s.ff, s.embd, 22);
+  const Matrix down = random_matrix(s.type, s.n_expert * s.embd, s.ff, 23);
+  const auto x = random_floats(size_t(T * s.embd), 24), logits = random_floats(size_t(T * E), 25, 2.0f);
+  const CpuMoe want = cpu_moe(s, gate, up, down, x, logits);
+
+  auto route = ops::MoeRoute::create(dev());
+  auto pair = ops::MoeGemm::create(dev(), s.type, true, slot_tile);
+  auto dn = ops::MoeGemm::create(dev(), s.type, false, slot_tile);
+  ASSERT_TRUE(route.ok() && pair.ok() && dn.ok());
+  auto wg = upload(gate), wu = upload(up), wd = upload(down);
+  auto bx = host_buffer(x), bl = host_buffer(logits);
+  auto bids = host_buffer({}, T * k), bw = host_buffer({}, T * k);
+  const uint32_t embd = uint32_t(s.embd), ff = uint32_t(s.ff);
+  auto bact = host_buffer({}, size_t(T * k * s.ff)), bout = host_buffer({}, size_t(T * s.embd));
+  auto border = host_buffer({}, T * k), btiles = host_buffer({}, 4 * ops::MoeGemm::max_tiles(T * k, E));
+  auto bexp = host_buffer({}, size_t(T * k * s.embd));
+  const ops::MoeScratch scratch{{border.get()}, {btiles.get()}, {{bexp.get()}, embd}};
+  run([&](Commands& c) {
+    ASSERT_TRUE((*route)->record(c, {{bl.get()}, E}, {bids.get()}, {bw.get()}, T, E, k, true).ok());
+    c.barrier();
+    ASSERT_TRUE((*pair)->record_group(c, {bids.get()}, E, scratch, T, k).ok());
+    c.barrier();
+    Status st = (*pair)->record_swiglu(c, *wg, *wu, E, {{bx.get()}, embd}, scratch, {{bact.get()}, ff}, T, k);
+    ASSERT_TRUE(st.ok()) << st.message();
+    c.barrier();
+    st = (*dn)->record_down(c, *wd, E, {{bact.get()}, ff}, {bw.get()}, scratch, {{bout.get()}, embd}, T, k);
+    ASSERT_TRUE(st.ok()) << st.message();
+  });
+  std::vector<int32_t> ids(T * k);
+  std::memcpy(ids.data(), bids->mapped(), ids.size() * 4);
+  ASSERT_EQ(ids, want.ids);
+  const auto act = read_floats(*bact, want.act.size()), out = read_floats(*bout, want.out.size());
+  expect_near_all(act, want.act, kCpuRel * max_abs(want.act), "act vs cpu");
+  expect_near_all(out, want.out, kCpuRel * max_abs(want.out), "out vs cpu");
+  const auto act_ref = ref_act(s, gate, up, x, want.ids);
+  expect_near_all(act, act_ref, 1e-4f * max_abs(act_ref), "act");
+  const auto out_ref = ref_out(s, down, act, want.ids, want.weights);
+  expect_near_all(out, out_ref, 1e-4f * max_abs(out_ref), "out");
+}
+
+TEST(VulkanMoeGemm, GroupedExpertGemmsMatchCpu) {
+  ZINC_REQUIRE_VULKAN();
+  for (uint32_t tile : {32u, 64u})  // experts with more than one tile
+    check_moe_gemm({TensorType::Q4_K, 512, 256, 5, 2, 70}, tile);
+  check_moe_gemm({TensorType::Q6_K, 256, 256, 9, 3, 13}, 0);
+  check_moe_gemm({TensorType::F32, 72, 40, 7, 3, 21}, 32);   // rows and cols off the tile sizes
+  check_moe_gemm({TensorType::F32, 72, 40, 7, 3, 21}, 64);
+  check_moe_gemm({TensorType::Q8_0, 160, 96, 130, 8, 3}, 0);  // more experts than slots
+}
+
+TEST(VulkanMoeRoute, MatchesCpuOnManyExperts) {
+  ZINC_REQUIRE_VULKAN();
+  for (uint32_t E : {7u, 128u, 256u, 300u}) {
+    const uint32_t T = 9, k = E < 8 ? 3 : 8;
+    SCOPED_TRACE(E);
+    auto logits = random_floats(size_t(T) * E, E, 3.0f);
+    logits[5] = logits[6] = logits[E - 1] = 7.5f;  // a tie: the lower id comes first
+    graph::GraphBuilder g({T, T}, {});
+    auto bl = g.input("logits", E);
+    auto ids = g.buffer("ids", k, T, graph::DType::kI32);
+    auto weights = g.buffer("weights", k, T);
+    g.add("route", graph::MoeRoute{bl, ids, weights, int32_t(k), E != 300});
+    cpu::ThreadPool pool(1);
+    cpu::Executor ex(g.finish(weights), pool);
+    fill(ex, bl, logits);
+    CpuBatch b;
+    for (uint32_t t = 0; t < T; ++t) b.add(0, int32_t(t));
+    auto cache = kv::Cache::create({}, {0, 1, kv::KvType::kF16});
+    ex.run(b.view(), **cache);
+    std::vector<int32_t> want_ids(T * k);
+    std::memcpy(want_ids.data(), ex.buffer(ids).data(), want_ids.size() * 4);
+
+    auto op = ops::MoeRoute::create(dev());
+    ASSERT_TRUE(op.ok());
+    const uint32_t stride = (E + 3) / 4 * 4 + 4;
+    std::vector<float> strided(size_t(T) * stride, 0.f);
+    for (uint32_t t = 0; t < T; ++t) std::copy_n(&logits[t * E], E, &strided[t * stride]);
+    auto bl2 = host_buffer(strided), bids = host_buffer({}, T * k), bw = host_buffer({}, T * k);
+    run([&](Commands& c) { ASSERT_TRUE((*op)->record(c, {{bl2.get()}, stride}, {bids.get()}, {bw.get()}, T, E, k, E != 300).ok()); });
+    std::vector<int32_t> got_ids(T * k);
+    std::memcpy(got_ids.data(), bids->mapped(), got_ids.size() * 4);
+    EXPECT_EQ(got_ids, want_ids);
+    expect_near_all(read_floats(*bw, T * k), copy_out(ex, weights), 1e-6f, "weights");
+  }
+}
+
+TEST(VulkanMoeMatvec, KQuantsMatchCpu) {
+  ZINC_REQUIRE_VULKAN();
+  for (TensorType t : {TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K})
+    for (bool int8 : {true, false}) check_moe({t, 512, 256, 9, 3, 4}, int8);
+}
+
+TEST(VulkanMoeMatvec, OtherTypesMatchCpu) {
+  ZINC_REQUIRE_VULKAN();
+  check_moe({TensorType::Q8_0, 160, 96, 7, 2, 3}, true);
+  check_moe({TensorType::Q8_0, 160, 96, 7, 2, 3}, false);
+  check_moe({TensorType::F16, 160, 96, 5, 2, 2}, false);
+  check_moe({TensorType::F32, 64, 32, 5, 4, 3}, false);
+  check_moe({TensorType::Q4_0, 1024, 64, 6, 2, 1}, true);
+}
+
+}  // namespace
+}  // namespace zinc::vulkan::test
