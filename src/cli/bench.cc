@@ -1,8 +1,8 @@
 // zinc bench -m MODEL [-p 512] [-n 128] [-d DEPTH] [-r 3] [-t THREADS] [-o md|json]
 // [--backend auto|cpu|vulkan] [--device N] [--profile]: prefill (pp) and decode (tg) throughput
 // like llama-bench: tokens per second, mean and standard deviation over repetitions after one
-// warm-up run, and for decode the effective weight bandwidth (model bytes x tokens/s; an upper
-// bound of bytes really read for MoE models). Decode steps are greedy (only the argmax id is
+// warm-up run, and for decode the effective weight bandwidth (weight bytes one token reads x
+// tokens/s: routed experts count only the k used, the embedding table one row). Decode steps are greedy (only the argmax id is
 // read back). --profile (Vulkan): GPU time per op kind of one decode step at the given depth.
 #include <algorithm>
 #include <chrono>
@@ -143,6 +143,7 @@ int run_bench(const BenchOptions& o) {
   }
 
   const double size_bytes = double((*model)->weight_bytes());
+  const double token_bytes = double((*model)->decode_bytes());
   const std::string name = (*model)->hparams().arch;
   const int threads = (*runner)->pool().size();
   if (o.output == "json") {
@@ -156,7 +157,7 @@ int run_bench(const BenchOptions& o) {
       j["test"] = r.test;
       j["avg_ts"] = r.avg_ts;
       j["stddev_ts"] = r.stddev_ts;
-      if (r.decode) j["bandwidth_gbs"] = size_bytes * r.avg_ts / 1e9;
+      if (r.decode) j["bandwidth_gbs"] = token_bytes * r.avg_ts / 1e9;
       out.push_back(j);
     }
     std::printf("%s\n", out.dump(2).c_str());
@@ -165,7 +166,7 @@ int run_bench(const BenchOptions& o) {
   std::printf("| model | size | backend | threads | test | t/s | GB/s |\n");
   std::printf("| --- | ---: | --- | ---: | ---: | ---: | ---: |\n");
   for (const auto& r : results) {
-    std::string bw = r.decode ? std::to_string(size_bytes * r.avg_ts / 1e9).substr(0, 6) : "";
+    std::string bw = r.decode ? std::to_string(token_bytes * r.avg_ts / 1e9).substr(0, 6) : "";
     std::printf("| %s | %.2f MiB | %s | %d | %s | %.2f ± %.2f | %s |\n", name.c_str(), size_bytes / (1 << 20),
                 (*runner)->backend_name(), threads, r.test.c_str(), r.avg_ts, r.stddev_ts, bw.c_str());
   }

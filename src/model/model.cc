@@ -91,6 +91,12 @@ Status Model::bind() {
       w.row_bytes = t->row_bytes();
       w.slice_bytes = w.row_bytes * size_t(t->ne[1]);
       weight_bytes_ += t->size_bytes;
+      if (hp.moe && t->n_dims == 3 && t->ne[2] == int64_t(hp.moe->n_expert))
+        decode_bytes_ += t->size_bytes / hp.moe->n_expert * hp.moe->n_expert_used;
+      else if (name == "token_embd.weight" && file_->find_tensor("output.weight"))
+        decode_bytes_ += t->row_bytes();
+      else
+        decode_bytes_ += t->size_bytes;
       if (spec.elementwise && t->type != TensorType::F32) {
         std::vector<float>& f = converted_.emplace_back(size_t(t->n_elements()));
         const int64_t rows = t->n_elements() / t->ne[0];

@@ -49,6 +49,9 @@ class Model {
 
   graph::Graph build_graph(graph::BatchShape shape) const { return family_->build(*this, shape); }
   uint64_t weight_bytes() const { return weight_bytes_; }  // bytes of all bound tensors as stored
+  // Weight bytes one decode token reads: routed experts count k / n_expert of their tensors and the
+  // embedding table one row (unless the output head reuses it).
+  uint64_t decode_bytes() const { return decode_bytes_; }
 
   // Copies the tensor data out of the file mapping into anonymous, huge-page-advised memory and
   // points every weight there (the CPU backend asks: its products then fault and miss the TLB far
@@ -72,6 +75,7 @@ class Model {
   std::vector<int32_t> kv_index_, rec_index_;
   graph::StateLayout state_;
   uint64_t weight_bytes_ = 0;
+  uint64_t decode_bytes_ = 0;
   std::string path_;  // the file load() opened; empty for from_file()
   mutable std::mutex resident_mutex_;
   mutable std::unique_ptr<ResidentBytes> resident_;

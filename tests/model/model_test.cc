@@ -278,3 +278,34 @@ TEST(Model, LoadErrorStartsWithThePath) {
 
 }  // namespace
 }  // namespace zinc::model
+
+namespace zinc::model {
+namespace {
+
+// Decode bandwidth counts what one token reads: k of n experts, one embedding row.
+TEST(Model, DecodeBytesCountActiveExpertsAndOneEmbeddingRow) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto moe = load_ok("models/qwen3moe-f32.gguf");
+  ASSERT_TRUE(moe);
+  ASSERT_TRUE(moe->hparams().moe);
+  const MoeParams& hp = *moe->hparams().moe;
+  uint64_t expert_bytes = 0, other_bytes = 0;
+  const gguf::File& f = moe->file();
+  for (const auto& t : f.tensors()) {
+    if (t.n_dims == 3 && t.ne[2] == int64_t(hp.n_expert))
+      expert_bytes += t.size_bytes;
+    else if (t.name == "token_embd.weight" && f.find_tensor("output.weight"))
+      other_bytes += t.row_bytes();
+    else
+      other_bytes += t.size_bytes;
+  }
+  ASSERT_GT(expert_bytes, 0u);
+  EXPECT_EQ(moe->decode_bytes(), other_bytes + expert_bytes / hp.n_expert * hp.n_expert_used);
+  EXPECT_LT(moe->decode_bytes(), moe->weight_bytes());
+  auto dense = load_ok("models/llama-f32.gguf");
+  ASSERT_TRUE(dense);
+  EXPECT_LE(dense->decode_bytes(), dense->weight_bytes());
+}
+
+}  // namespace
+}  // namespace zinc::model
