@@ -14,6 +14,7 @@
 
 #include "cli/chat_session.h"
 #include "cli/command.h"
+#include "cli/sampling_flags.h"
 #include "cli/line_reader.h"
 
 namespace zinc::cli {
@@ -181,17 +182,9 @@ ZINC_REGISTER_COMMAND(chat, Command{"chat", "Chat with a model in the terminal",
                                       sub.add_option("--system", o->system, "System prompt");
                                       sub.add_option("-n,--n-predict", o->session.n_predict, "Tokens per answer at most (-1: until the context is full)")->capture_default_str();
                                       sub.add_option("-c,--ctx-size", o->session.n_ctx, "Context size in tokens (the whole conversation)")->capture_default_str()->check(CLI::Range(int64_t(16), int64_t(1) << 24));
-                                      sub.add_option("--temp", s.temperature, "Temperature (<= 0: greedy)")->capture_default_str();
-                                      sub.add_option("--top-k", s.top_k, "Top-k (0: off)")->capture_default_str();
-                                      sub.add_option("--top-p", s.top_p, "Top-p (1: off)")->capture_default_str();
-                                      sub.add_option("--min-p", s.min_p, "Min-p (0: off)")->capture_default_str();
-                                      sub.add_option("--repeat-last-n", s.penalty_last_n, "Penalty window (0: off, -1: all)")->capture_default_str();
-                                      sub.add_option("--repeat-penalty", s.repeat_penalty, "Repetition penalty (1: off)")->capture_default_str();
-                                      sub.add_option("--presence-penalty", s.presence_penalty, "Presence penalty")->capture_default_str();
-                                      sub.add_option("--frequency-penalty", s.frequency_penalty, "Frequency penalty")->capture_default_str();
-                                      sub.add_option("-s,--seed", s.seed, "Random seed")->capture_default_str();
+                                      add_sampling_flags(sub, s);
                                       sub.add_option("-t,--threads", o->session.n_threads, "CPU threads (0: all)")->capture_default_str();
-                                      sub.add_option("--backend", o->backend, "auto or cpu")->capture_default_str();
+                                      sub.add_option("--backend", o->backend, "auto, cpu or vulkan")->capture_default_str();
                                       sub.add_flag("--no-cache-reuse", o->no_cache_reuse, "Prefill the whole conversation every turn (to compare)");
                                       sub.add_flag("--verbose", o->verbose, "Print each answer's token counts and speed to stderr");
                                       return [o]() { return run_chat(*o); };

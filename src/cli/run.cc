@@ -8,6 +8,7 @@
 
 #include "chat/conversation.h"
 #include "cli/command.h"
+#include "cli/sampling_flags.h"
 #include "cli/token_list.h"
 #include "engine/generate.h"
 #include "engine/runner.h"
@@ -134,15 +135,7 @@ ZINC_REGISTER_COMMAND(run, Command{"run", "Generate a continuation of a prompt (
                                      sub.add_option("-n,--n-predict", o->n_predict, "Tokens to generate at most")->capture_default_str();
                                      sub.add_option("--stop", o->stop, "End-of-generation ids (default: the model's EOS)");
                                      sub.add_option("-c,--ctx-size", o->n_ctx, "KV cache size in tokens")->capture_default_str();
-                                     sub.add_option("--temp", s.temperature, "Temperature (<= 0: greedy)")->capture_default_str();
-                                     sub.add_option("--top-k", s.top_k, "Top-k (0: off)")->capture_default_str();
-                                     sub.add_option("--top-p", s.top_p, "Top-p (1: off)")->capture_default_str();
-                                     sub.add_option("--min-p", s.min_p, "Min-p (0: off)")->capture_default_str();
-                                     sub.add_option("--repeat-last-n", s.penalty_last_n, "Penalty window (0: off, -1: all)")->capture_default_str();
-                                     sub.add_option("--repeat-penalty", s.repeat_penalty, "Repetition penalty (1: off)")->capture_default_str();
-                                     sub.add_option("--presence-penalty", s.presence_penalty, "Presence penalty")->capture_default_str();
-                                     sub.add_option("--frequency-penalty", s.frequency_penalty, "Frequency penalty")->capture_default_str();
-                                     sub.add_option("-s,--seed", s.seed, "Random seed")->capture_default_str();
+                                     add_sampling_flags(sub, s);
                                      sub.add_option("-t,--threads", o->threads, "CPU threads (0: all)")->capture_default_str();
                                      sub.add_option("--backend", o->backend, "auto, cpu or vulkan")->capture_default_str();
                                      sub.add_option("--device", o->device, "Vulkan device index (see zinc devices; -1: auto)")->capture_default_str();

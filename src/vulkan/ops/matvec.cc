@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-
 #include "vulkan/ops/op_util.h"
 
 namespace zinc::vulkan::ops {
@@ -13,17 +12,6 @@ struct Push {
   uint32_t planes0[4], planes1[4];
 };
 static_assert(sizeof(Push) == 64, "mirrors the push block of shaders/matvec.comp");
-
-bool int8_capable(TensorType t) {
-  switch (t) {
-    case TensorType::Q4_0: case TensorType::Q4_1: case TensorType::Q5_0: case TensorType::Q5_1:
-    case TensorType::Q8_0: case TensorType::Q2_K: case TensorType::Q3_K: case TensorType::Q4_K:
-    case TensorType::Q5_K: case TensorType::Q6_K:
-      return true;
-    default:
-      return false;
-  }
-}
 
 // Rows per workgroup: enough loads in flight per thread without spilling registers.
 uint32_t default_rows(const WeightFormat& f) {

@@ -39,4 +39,15 @@ Grid grid_for(uint32_t n_groups) {
   return g;
 }
 
+bool int8_capable(TensorType t) {
+  switch (t) {
+    case TensorType::Q4_0: case TensorType::Q4_1: case TensorType::Q5_0: case TensorType::Q5_1:
+    case TensorType::Q8_0: case TensorType::Q2_K: case TensorType::Q3_K: case TensorType::Q4_K:
+    case TensorType::Q5_K: case TensorType::Q6_K:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace zinc::vulkan::ops

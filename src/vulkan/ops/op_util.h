@@ -13,6 +13,9 @@ namespace zinc::vulkan::ops {
 // "q4_k", "f16", ...: the type part of shader variant names (shaders/shaders.cmake).
 std::string shader_type_suffix(TensorType t);
 
+// Weight types the matvec kernels can multiply with int8 dot products (8-bit activations).
+bool int8_capable(TensorType t);
+
 // Activations: `n_tokens` rows of floats at a stride (in floats) that is a multiple of 4, in a
 // range whose offset meets the device's min_storage_offset_alignment.
 struct Activations {
