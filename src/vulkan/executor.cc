@@ -23,7 +23,6 @@ bool overlaps(const Range& a, std::span<const Range> set) {
   return false;
 }
 
-constexpr uint32_t kMatvecMaxTokens = 8;
 constexpr uint64_t kStepAlignBytes = 256;  // the largest minStorageBufferOffsetAlignment Vulkan allows
 
 // A KV layer's place in the notional address space of the barrier tracking (far above the arena).
@@ -106,6 +105,7 @@ Status Executor::plan() {
   const graph::Buffer& out = graph_.buffer(graph_.output());
   ZINC_ASSIGN_OR_RETURN(logits_, Buffer::create(device, std::max<uint64_t>(out.size_bytes(), 4), MemoryKind::kHostVisible));
   ZINC_ASSIGN_OR_RETURN(ids_, Buffer::create(device, uint64_t(out.rows) * 4, MemoryKind::kHostVisible));
+  plan_fusions();
   return Status();
 }
 
@@ -148,8 +148,12 @@ Status Executor::record(Commands& cmd, Readback readback, TimestampPool* timesta
   if (timestamps) profile_kinds_.clear();
   const auto& ops = graph_.ops();
   for (size_t i = 0; i < ops.size();) {
+    if (skipped_ops_.count(i)) {
+      ++i;
+      continue;
+    }
     const bool fused = fusable_rope_kv(i);
-    Status s = fused ? record_rope_kv(cmd, i) : record_op(cmd, ops[i]);
+    Status s = fused ? record_rope_kv(cmd, i) : record_op(cmd, i);
     if (!s.ok()) return error("%s (%s): %s", ops[i].name.c_str(), graph::op_kind_name(ops[i].params), s.message().c_str());
     if (timestamps) {
       cmd.barrier();
@@ -204,8 +208,9 @@ Status Executor::record_rope_kv(Commands& cmd, size_t i) {
                                         step_data_, uint32_t(graph_.buffer(w.k).rows));
 }
 
-Status Executor::record_op(Commands& cmd, const graph::Op& op) {
+Status Executor::record_op(Commands& cmd, size_t index) {
   const graph::Graph& g = graph_;
+  const graph::Op& op = g.ops()[index];
   const Range scratch{g.arena_bytes(), g.arena_bytes() + scratch_->size_bytes()};
   const Range partials{scratch.second, scratch.second + partials_->size_bytes()};
   auto inner_barrier = [&] {
@@ -225,7 +230,7 @@ Status Executor::record_op(Commands& cmd, const graph::Op& op) {
   if (const auto* n = std::get_if<graph::RmsNorm>(&op.params)) {
     if (!n->weight) return error("rms_norm without a weight is not supported on Vulkan");
     const graph::Buffer& b = g.buffer(n->in);
-    if (n->add.valid()) {
+    if (n->add.valid() && !folded_adds_.count(index)) {
       const Range rd[2] = {range_of(n->in), range_of(n->add)}, wr[2] = {range_of(n->in), range_of(n->out)};
       access(cmd, rd, wr);
       const ops::Activations in = act(n->in), add = act(n->add);
@@ -247,18 +252,31 @@ Status Executor::record_op(Commands& cmd, const graph::Op& op) {
     const uint32_t rows = uint32_t(g.buffer(m->in).rows);
     const WeightBuffer* w = weights_.matrix(m->w);
     const WeightBuffer* up = m->up ? weights_.matrix(m->up) : nullptr;
-    const ops::Activations x = act(m->in), y = act(m->out);
-    const bool small = rows <= kMatvecMaxTokens;
-    const Range rd[1] = {range_of(m->in)}, wr[2] = {range_of(m->out), scratch};
-    access(cmd, rd, std::span<const Range>(wr, up ? 2 : 1));
+    const bool small = on_matvec_path(*m);
+    // Fusions (executor_fusion.cc): x normalised on the fly, y added into the residual stream.
+    const auto deferred = deferred_norms_.find(m->in.index);
+    const auto fold = residual_folds_.find(index);
+    const graph::BufferId in = deferred != deferred_norms_.end() ? deferred->second.in : m->in;
+    const graph::BufferId out = fold != residual_folds_.end() ? fold->second : m->out;
+    const ops::Activations x = act(in), y = act(out);
+    ops::InputNorm norm_args;
+    const ops::InputNorm* norm = nullptr;
+    if (deferred != deferred_norms_.end()) {
+      norm_args = {weights_.vector(deferred->second.weight), deferred->second.eps};
+      norm = &norm_args;
+    }
+    const ops::Activations* residual = fold != residual_folds_.end() ? &y : nullptr;
+    const Range rd[2] = {range_of(in), range_of(out)}, wr[2] = {range_of(out), scratch};
+    access(cmd, std::span<const Range>(rd, residual ? 2 : 1), std::span<const Range>(wr, up ? 2 : 1));
     if (up && small && up->type() == w->type()) {
       ZINC_ASSIGN_OR_RETURN(const ops::Matvec* k, kernels_.matvec(w->type(), true));
-      ZINC_RETURN_IF_ERROR(k->record_swiglu(cmd, *w, *up, x, y, rows));
+      ZINC_RETURN_IF_ERROR(k->record_swiglu(cmd, *w, *up, x, y, rows, residual, norm));
     } else {
+      if ((norm || residual) && (up || !small)) return error("a fused norm or residual on a split or GEMM matmul");
       auto mul = [&](const WeightBuffer& wb, const ops::Activations& out) -> Status {
         if (small) {
           ZINC_ASSIGN_OR_RETURN(const ops::Matvec* k, kernels_.matvec(wb.type(), false));
-          return k->record(cmd, wb, x, out, rows);
+          return k->record(cmd, wb, x, out, rows, residual, norm);
         }
         ZINC_ASSIGN_OR_RETURN(const ops::Gemm* k, kernels_.gemm(wb.type()));
         return k->record(cmd, wb, x, out, rows);
@@ -270,13 +288,13 @@ Status Executor::record_op(Commands& cmd, const graph::Op& op) {
         inner_barrier();
         const uint32_t n = uint32_t(g.buffer(m->out).n_elements());
         ZINC_RETURN_IF_ERROR(kernels_.swiglu->record(cmd, y.range, u.range, y.range, n));
-        const Range wr2[1] = {range_of(m->out)}, rd2[2] = {range_of(m->out), scratch};
+        const Range wr2[1] = {range_of(out)}, rd2[2] = {range_of(out), scratch};
         access(cmd, rd2, wr2);
       }
     }
     if (m->bias) {
       inner_barrier();
-      const Range rw[1] = {range_of(m->out)};
+      const Range rw[1] = {range_of(out)};
       access(cmd, rw, rw);
       return kernels_.add_bias->record(cmd, y, weights_.vector(m->bias), uint32_t(m->w->rows()), rows);
     }

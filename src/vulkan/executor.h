@@ -7,7 +7,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -62,12 +64,23 @@ class Executor {
   Executor(Kernels& k, ModelWeights& w, const KvPool& kv) : kernels_(k), weights_(w), kv_(kv) {}
   Status plan();
   Status record(Commands& cmd, Readback readback, TimestampPool* timestamps);
-  Status record_op(Commands& cmd, const graph::Op& op);
+  Status record_op(Commands& cmd, size_t index);
   // MoE and hybrid ops (executor_moe.cc).
   Status record_moe_op(Commands& cmd, const graph::Op& op);
+  static constexpr uint32_t kMatvecMaxTokens = 8;     // matvec up to here, else GEMM
   static constexpr uint32_t kMoeMatvecMaxTokens = 8;  // moe_matvec up to here, else grouped GEMMs
   // Rope of q, Rope of k, KvWrite of k (k dead afterwards) at ops i..i+2: one fused dispatch.
   bool fusable_rope_kv(size_t i) const;
+  // Decode fusions (executor_fusion.cc): a residual add done by the matvec that produces it, and
+  // an RMSNorm whose output only feeds matvecs done by those matvecs on the fly.
+  struct DeferredNorm {
+    graph::BufferId in;
+    const graph::Weight* weight = nullptr;
+    float eps = 0.f;
+  };
+  void plan_fusions();
+  bool on_matvec_path(const graph::Matmul& m) const;
+  bool fusable_matvec(const graph::Matmul& m) const;  // on the matvec path as one dispatch
   Status record_rope_kv(Commands& cmd, size_t i);
   Status write_step(const graph::Batch& batch, const kv::Cache& cache);
   // Zeroes the device recurrent state of the batch's sequences that start at position 0.
@@ -100,6 +113,9 @@ class Executor {
   std::vector<std::string> profile_kinds_;  // what each timed dispatch group ran
   std::vector<std::pair<uint64_t, uint64_t>> pending_reads_, pending_writes_;
   uint32_t n_barriers_ = 0;
+  std::map<int32_t, DeferredNorm> deferred_norms_;    // by the index of the norm's output buffer
+  std::map<size_t, graph::BufferId> residual_folds_;  // matmul op index -> the stream it adds into
+  std::set<size_t> folded_adds_, skipped_ops_;        // norms whose add is folded; norms not run
 };
 
 }  // namespace zinc::vulkan

@@ -47,8 +47,8 @@ Reference reference(const Matrix& m, const std::vector<float>& x, uint32_t x_str
 
 // One op per configuration for the whole binary: lavapipe compiles each pipeline slowly.
 const Matvec* matvec_for(TensorType type, const MatvecOptions& o) {
-  static std::map<std::tuple<int, bool, bool, bool, uint32_t, uint32_t>, std::unique_ptr<Matvec>> cache;
-  auto& slot = cache[{int(type), o.int8, o.swiglu, o.subgroup, o.group_size, o.rows}];
+  static std::map<std::tuple<int, bool, bool, bool, bool, uint32_t, uint32_t>, std::unique_ptr<Matvec>> cache;
+  auto& slot = cache[{int(type), o.int8, o.swiglu, o.subgroup, o.staged, o.group_size, o.rows}];
   if (!slot) {
     auto mv = Matvec::create(dev(), type, o);
     EXPECT_TRUE(mv.ok()) << mv.status().message();
@@ -59,10 +59,10 @@ const Matvec* matvec_for(TensorType type, const MatvecOptions& o) {
 
 // Runs y = W x (or the SwiGLU pair) on the device and compares with the reference.
 void check_matvec(TensorType type, int64_t rows, int64_t cols, uint32_t n_tokens, const MatvecOptions& opt,
-                  uint64_t max_chunk_bytes = 0, bool residual = false) {
+                  uint64_t max_chunk_bytes = 0, bool residual = false, bool norm = false) {
   SCOPED_TRACE(testing::Message() << type_name(type) << " " << rows << "x" << cols << " tokens " << n_tokens
                                   << (opt.int8 ? " int8" : " float") << (opt.swiglu ? " swiglu" : "")
-                                  << (residual ? " +residual" : ""));
+                                  << (residual ? " +residual" : "") << (norm ? " +norm" : ""));
   const Matvec* mv = matvec_for(type, opt);
   ASSERT_NE(mv, nullptr);
   const Matrix a = random_matrix(type, rows, cols, 11 + uint32_t(rows));
@@ -75,17 +75,31 @@ void check_matvec(TensorType type, int64_t rows, int64_t cols, uint32_t n_tokens
   const uint32_t x_stride = uint32_t((cols + 3) / 4 * 4) + 4, y_stride = uint32_t(rows) + 3;
   const std::vector<float> x = random_floats(size_t(n_tokens) * x_stride, 5 + n_tokens);
   const std::vector<float> res = random_floats(size_t(n_tokens) * y_stride, 77);
-  auto bx = host_buffer(x);
+  // With norm the reference multiplies by the normalised x: x * w / sqrt(mean(x^2) + eps).
+  const std::vector<float> norm_w = random_floats(size_t(cols), 91);
+  const float eps = 1e-5f;
+  std::vector<float> xn = x;
+  if (norm)
+    for (uint32_t t = 0; t < n_tokens; ++t) {
+      double ss = 0;
+      for (int64_t k = 0; k < cols; ++k) ss += double(x[t * x_stride + k]) * x[t * x_stride + k];
+      const double scale = 1.0 / std::sqrt(ss / double(cols) + eps);
+      for (int64_t k = 0; k < cols; ++k) xn[t * x_stride + k] = float(x[t * x_stride + k] * scale * norm_w[size_t(k)]);
+    }
+  auto bx = host_buffer(x), bw = host_buffer(norm_w);
   auto by = host_buffer(residual ? res : std::vector<float>(), size_t(n_tokens) * y_stride);
   const Activations ax{{bx.get()}, x_stride}, ay{{by.get()}, y_stride};
+  const ops::InputNorm in_norm{{bw.get()}, eps};
   run([&](Commands& c) {
-    const Status s = opt.swiglu ? mv->record_swiglu(c, *wa, *wb, ax, ay, n_tokens, residual ? &ay : nullptr)
-                                : mv->record(c, *wa, ax, ay, n_tokens, residual ? &ay : nullptr);
+    const Activations* r = residual ? &ay : nullptr;
+    const ops::InputNorm* n = norm ? &in_norm : nullptr;
+    const Status s = opt.swiglu ? mv->record_swiglu(c, *wa, *wb, ax, ay, n_tokens, r, n)
+                                : mv->record(c, *wa, ax, ay, n_tokens, r, n);
     ASSERT_TRUE(s.ok()) << s.message();
   });
   const bool int8 = mv->uses_int8();
-  const Reference ra = reference(a, x, x_stride, n_tokens, int8);
-  const Reference rb = reference(b, x, x_stride, n_tokens, int8);
+  const Reference ra = reference(a, xn, x_stride, n_tokens, int8);
+  const Reference rb = reference(b, xn, x_stride, n_tokens, int8);
   const std::vector<float> y = read_floats(*by, size_t(n_tokens) * y_stride);
   int bad = 0;
   for (uint32_t t = 0; t < n_tokens; ++t)
@@ -99,6 +113,7 @@ void check_matvec(TensorType type, int64_t rows, int64_t cols, uint32_t n_tokens
         // d(silu(g) u) = u * silu'(g) dg + silu(g) du, with |silu'| <= 1.1
         tol = 1.1f * std::fabs(u) * ra.tol[i] + std::fabs(g * sg) * rb.tol[i] + 1e-5f;
       }
+      if (norm) tol += 2e-6f * std::fabs(want);  // the scale, summed in float32
       if (residual) want += res[t * y_stride + r];
       const float got = y[t * y_stride + r];
       if (!(std::fabs(got - want) <= tol) && ++bad <= 5) {
@@ -157,6 +172,47 @@ TEST(VulkanMatvec, SwigluAndResidual) {
   }
   opt.swiglu = false;
   check_matvec(TensorType::Q6_K, 61, 512, 2, opt, 0, true);
+}
+
+// x normalised on the fly (the RMSNorm before a projection), alone and with SwiGLU and a residual.
+TEST(VulkanMatvec, InputNorm) {
+  ZINC_REQUIRE_VULKAN();
+  MatvecOptions opt;
+  check_matvec(TensorType::Q4_K, 77, 768, 1, opt, 0, false, true);
+  check_matvec(TensorType::Q6_K, 61, 512, 3, opt, 0, true, true);
+  opt.int8 = false;
+  check_matvec(TensorType::F32, 45, 100, 2, opt, 0, false, true);  // a partial last group
+  check_matvec(TensorType::Q8_0, 40, 256, 1, opt, 0, false, true);
+  opt.swiglu = true;
+  check_matvec(TensorType::Q4_K, 61, 512, 2, opt, 0, true, true);
+  opt.subgroup = false;
+  check_matvec(TensorType::Q5_K, 33, 512, 1, opt, 0, false, true);
+}
+
+// The int8 kernel with x staged in shared memory (the default where subgroups exist) and the
+// one without: several tokens, the larger staging tiers, row counts not a multiple of the rows
+// per workgroup, other workgroup shapes.
+TEST(VulkanMatvec, StagedAndUnstagedInt8) {
+  ZINC_REQUIRE_VULKAN();
+  if (!dev().caps().int8_dot || !dev().caps().subgroup_arithmetic) GTEST_SKIP() << "no int8 dot or subgroups";
+  MatvecOptions opt;
+  for (bool staged : {true, false}) {
+    opt.staged = staged;
+    EXPECT_EQ(matvec_for(TensorType::Q4_K, opt)->uses_staged(256 * 20), staged);
+    check_matvec(TensorType::Q4_K, 133, 256 * 20, 3, opt);  // 160 groups: the second tier
+    check_matvec(TensorType::Q6_K, 70, 512, 2, opt, 0, true, true);
+    check_matvec(TensorType::Q8_0, 9, 32 * 7, 1, opt);
+  }
+  opt.staged = true;
+  opt.rows = 3;
+  opt.group_size = 64;
+  check_matvec(TensorType::Q5_K, 50, 512, 2, opt);
+  opt.swiglu = true;
+  check_matvec(TensorType::Q4_0, 51, 1024, 2, opt, 0, true, true);
+  opt.rows = 0;
+  opt.group_size = 256;
+  check_matvec(TensorType::Q2_K, 1100, 256, 1, opt);
+  check_matvec(TensorType::Q3_K, 40, 256 * 3, 4, opt);
 }
 
 // The shared-memory reductions (devices without subgroup arithmetic) and other workgroup shapes.

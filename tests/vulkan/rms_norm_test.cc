@@ -8,12 +8,12 @@ namespace zinc::vulkan::test {
 namespace {
 
 // Against a double-precision reference; tolerance 1e-5 relative to the row's largest output.
-void check_rms_norm(uint32_t n_tokens, uint32_t cols, bool residual, bool subgroups) {
+void check_rms_norm(uint32_t n_tokens, uint32_t cols, bool residual, bool subgroups, uint32_t pad = 5) {
   SCOPED_TRACE(testing::Message() << n_tokens << "x" << cols << (residual ? " residual" : "")
                                   << (subgroups ? "" : " no-subgroups"));
   auto op = ops::RmsNorm::create(dev(), subgroups);
   ASSERT_TRUE(op.ok()) << op.status().message();
-  const uint32_t stride = cols + 5;
+  const uint32_t stride = cols + pad;
   const float eps = 1e-5f;
   const auto x = random_floats(size_t(n_tokens) * stride, 1), r = random_floats(size_t(n_tokens) * stride, 2, 3.0f);
   const auto w = random_floats(cols, 3);
@@ -50,6 +50,10 @@ TEST(VulkanRmsNorm, MatchesReference) {
   check_rms_norm(3, 77, false, true);
   check_rms_norm(70, 300, true, true);
   check_rms_norm(5, 1000, true, false);
+  // Rows held in registers (cols and stride multiples of 4), and a row too long for them.
+  check_rms_norm(2, 4096, true, true, 4);
+  check_rms_norm(3, 2048, false, false, 8);
+  check_rms_norm(1, 8192 + 64, true, true, 4);
 }
 
 }  // namespace

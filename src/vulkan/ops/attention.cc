@@ -22,6 +22,7 @@ struct CombinePush {
 };
 
 constexpr uint32_t kMaxG = 8, kMaxDim = 256, kMinChunk = 64;
+constexpr uint32_t kDecodeMaxTokens = 8;  // attention_decode.comp up to here
 
 }  // namespace
 
@@ -32,6 +33,11 @@ Result<std::unique_ptr<Attention>> Attention::create(const Device& device, bool 
   op->f16_ = f16;
   ZINC_ASSIGN_OR_RETURN(op->pipeline_, make_pipeline(device, f16 ? "attention" : "attention_f32", 6, sizeof(Push), {}));
   ZINC_ASSIGN_OR_RETURN(op->combine_, make_pipeline(device, "attention_combine", 3, sizeof(CombinePush), {}));
+  const DeviceCaps& caps = device.caps();
+  if (f16 && caps.subgroup_arithmetic) {
+    ZINC_ASSIGN_OR_RETURN(op->decode_, make_pipeline(device, "attention_decode", 6, sizeof(Push),
+                                                     {std::max<uint32_t>(caps.min_subgroup_size, 1)}));
+  }
   return op;
 }
 
@@ -67,7 +73,10 @@ Status Attention::record(Commands& cmd, const AttentionArgs& a, const KvLayerBuf
                   step.positions, step.seq_ids, step.pages, step.max_pages};
   const BufferRange buffers[6] = {a.q.range, whole(*step.buffer), whole(*layer.k), whole(*layer.v),
                                   n_splits > 1 ? *partials : a.out.range, g.range};
-  cmd.dispatch(*pipeline_, buffers, &push, sizeof push, n_kv * n_qsub, n_tokens, n_splits);
+  const uint32_t dv4 = layer.head_dim_v / 4;
+  const bool decode = decode_ && n_tokens <= kDecodeMaxTokens && layer.head_dim_k % 8 == 0 &&
+                      layer.head_dim_v % 4 == 0 && dv4 > 0 && 128 % dv4 == 0;
+  cmd.dispatch(decode ? *decode_ : *pipeline_, buffers, &push, sizeof push, n_kv * n_qsub, n_tokens, n_splits);
   if (n_splits == 1) return Status();
   cmd.barrier();
   const CombinePush cp{n_q, layer.head_dim_v, n_splits, a.gate ? 1u : 0u, a.out.stride, g.stride,

@@ -37,6 +37,7 @@ class Attention {
   Attention() = default;
   bool f16_ = true;
   std::unique_ptr<Pipeline> pipeline_, combine_;
+  std::unique_ptr<Pipeline> decode_;  // shaders/attention_decode.comp, for steps of a few tokens
 };
 
 }  // namespace zinc::vulkan::ops

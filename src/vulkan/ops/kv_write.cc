@@ -12,6 +12,14 @@ struct RopePush {
   uint32_t q_stride, q_heads, q_head_stride, q_offset;
   uint32_t n_pairs, adjacent, table_offset;
 };
+// One invocation per K word, V word and rotated query pair of each token (shaders/kv_write.comp).
+Result<Grid> grid_of(const Push& push, bool f16, uint32_t q_pairs, uint32_t n_tokens) {
+  if (n_tokens > 65535) return error("kv_write of %u tokens in one step: at most 65535", n_tokens);
+  const uint32_t per = f16 ? 2 : 1;
+  const uint32_t units = push.k_heads * push.k_dim / per + push.v_heads * push.v_dim / per + q_pairs;
+  return Grid{(units + 63) / 64, n_tokens};
+}
+
 }  // namespace
 
 KvWrite::~KvWrite() = default;
@@ -48,7 +56,7 @@ Status KvWrite::record(Commands& cmd, const Activations& k, const graph::HeadLay
                   uint32_t(v_heads.head_stride), uint32_t(v_heads.offset), step.positions, step.seq_ids, step.pages,
                   step.max_pages};
   const BufferRange buffers[5] = {k.range, v.range, whole(*step.buffer), whole(*layer.k), whole(*layer.v)};
-  const Grid grid = grid_for(n_tokens);
+  ZINC_ASSIGN_OR_RETURN(const Grid grid, grid_of(push, f16_, 0, n_tokens));
   cmd.dispatch(*pipeline_, buffers, &push, sizeof push, grid.x, grid.y);
   return Status();
 }
@@ -76,7 +84,7 @@ Status KvWrite::record_rope(Commands& cmd, const RopeArgs& rope, const Activatio
   push.table_offset = rope.table_offset;
   const BufferRange buffers[7] = {k.range,         v.range,         whole(*step.buffer), whole(*layer.k),
                                   whole(*layer.v), rope.q.range, rope.table};
-  const Grid grid = grid_for(n_tokens);
+  ZINC_ASSIGN_OR_RETURN(const Grid grid, grid_of(push.kv, f16_, push.q_heads * push.n_pairs, n_tokens));
   cmd.dispatch(*rope_pipeline_, buffers, &push, sizeof push, grid.x, grid.y);
   return Status();
 }

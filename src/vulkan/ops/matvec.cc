@@ -8,10 +8,13 @@ namespace zinc::vulkan::ops {
 namespace {
 
 struct Push {
-  uint32_t rows, cols, n_tokens, x_stride, y_stride, y_offset, flags, pad;
+  uint32_t rows, cols, n_tokens, x_stride, y_stride, y_offset, flags;
+  float eps;
   uint32_t planes0[4], planes1[4];
+  uint32_t rows_per_group;  // matvec_staged.comp only
 };
-static_assert(sizeof(Push) == 64, "mirrors the push block of shaders/matvec.comp");
+static_assert(sizeof(Push) == 68, "mirrors the push blocks of shaders/matvec.comp and matvec_staged.comp");
+constexpr uint32_t kStagedBytesPerGroup = 56;  // int8 codes, scale and sums of one group of x
 
 // Rows per workgroup: enough loads in flight per thread without spilling registers.
 uint32_t default_rows(const WeightFormat& f) {
@@ -37,33 +40,66 @@ Result<std::unique_ptr<Matvec>> Matvec::create(const Device& device, TensorType 
   const uint32_t min_sg = sg ? std::max<uint32_t>(caps.min_subgroup_size, 1) : 1;
   const uint32_t mats = options.swiglu ? 2 : 1;
   uint32_t rows = options.rows ? options.rows : default_rows(f);
-  while (rows > 1 && uint64_t(mats) * rows * (group_size / min_sg) * 4 + 64 > caps.max_compute_shared_bytes) rows /= 2;
+  while (rows > 1 && (uint64_t(mats) * rows + 1) * (group_size / min_sg) * 4 + 64 > caps.max_compute_shared_bytes) rows /= 2;
   m->rows_per_group_ = rows;
   const std::string shader = "matvec_" + shader_type_suffix(type) + (m->int8_ ? "_int8" : "") + (sg ? "_sg" : "");
-  ZINC_ASSIGN_OR_RETURN(m->pipeline_, make_pipeline(device, shader, 5, sizeof(Push),
+  ZINC_ASSIGN_OR_RETURN(m->pipeline_, make_pipeline(device, shader, 6, sizeof(Push),
                                                     {group_size, rows, options.swiglu ? 1u : 0u, min_sg}));
+  if (m->int8_ && sg && options.staged) {
+    m->subgroup_size_ = std::max<uint32_t>(caps.subgroup_size, 1);
+    const uint64_t reserved = uint64_t(group_size / min_sg) * 4 + 64;
+    const uint64_t fit = caps.max_compute_shared_bytes > reserved
+                             ? (caps.max_compute_shared_bytes - reserved) / kStagedBytesPerGroup : 0;
+    for (uint32_t max_groups : {128u, 512u, uint32_t(std::min<uint64_t>(fit, 4096))}) {
+      if (max_groups > fit || (!m->staged_.empty() && max_groups <= m->staged_.back().max_groups)) continue;
+      ZINC_ASSIGN_OR_RETURN(auto p, make_pipeline(device, "matvec_staged_" + shader_type_suffix(type), 6, sizeof(Push),
+                                                  {group_size, max_groups, options.swiglu ? 1u : 0u, min_sg}));
+      m->staged_.push_back({max_groups, std::move(p)});
+    }
+  }
   return m;
 }
 
+// Two values per subgroup step (two rows, or one row of both SwiGLU matrices), one or two steps
+// per subgroup: two where that still leaves a few hundred workgroups.
+uint32_t Matvec::staged_rows(uint32_t rows) const {
+  if (options_.rows) return options_.rows;
+  const uint32_t per_step = options_.swiglu ? 1 : 2;
+  const uint32_t group_size = options_.group_size ? options_.group_size : 128;
+  const uint32_t one = std::max<uint32_t>(group_size / subgroup_size_, 1) * per_step;
+  return rows / (2 * one) >= 256 ? 2 * one : one;
+}
+
+const Matvec::Staged* Matvec::staged_for(int64_t cols) const {
+  if (cols % 32 != 0) return nullptr;
+  for (const Staged& s : staged_)
+    if (uint64_t(cols) / 32 <= s.max_groups) return &s;
+  return nullptr;
+}
+
+bool Matvec::uses_staged(int64_t cols) const { return staged_for(cols) != nullptr; }
+
 Status Matvec::record(Commands& cmd, const WeightBuffer& w, const Activations& x, const Activations& y,
-                      uint32_t n_tokens, const Activations* residual) const {
+                      uint32_t n_tokens, const Activations* residual, const InputNorm* norm) const {
   if (options_.swiglu) return error("this matvec was made for SwiGLU pairs: use record_swiglu");
-  return record_pair(cmd, w, nullptr, x, y, n_tokens, residual);
+  return record_pair(cmd, w, nullptr, x, y, n_tokens, residual, norm);
 }
 
 Status Matvec::record_swiglu(Commands& cmd, const WeightBuffer& gate, const WeightBuffer& up, const Activations& x,
-                             const Activations& y, uint32_t n_tokens, const Activations* residual) const {
+                             const Activations& y, uint32_t n_tokens, const Activations* residual,
+                             const InputNorm* norm) const {
   if (!options_.swiglu) return error("this matvec was not made for SwiGLU pairs");
   if (up.type() != gate.type() || up.rows() != gate.rows() || up.cols() != gate.cols() ||
       up.chunks().size() != gate.chunks().size())
     return error("SwiGLU matrices differ: gate %s %lld x %lld, up %s %lld x %lld",
                  std::string(type_name(gate.type())).c_str(), (long long)gate.rows(), (long long)gate.cols(),
                  std::string(type_name(up.type())).c_str(), (long long)up.rows(), (long long)up.cols());
-  return record_pair(cmd, gate, &up, x, y, n_tokens, residual);
+  return record_pair(cmd, gate, &up, x, y, n_tokens, residual, norm);
 }
 
 Status Matvec::record_pair(Commands& cmd, const WeightBuffer& w0, const WeightBuffer* w1, const Activations& x,
-                           const Activations& y, uint32_t n_tokens, const Activations* residual) const {
+                           const Activations& y, uint32_t n_tokens, const Activations* residual,
+                           const InputNorm* norm) const {
   if (w0.type() != type_)
     return error("matvec for %s given a %s matrix", std::string(type_name(type_)).c_str(),
                  std::string(type_name(w0.type())).c_str());
@@ -77,10 +113,17 @@ Status Matvec::record_pair(Commands& cmd, const WeightBuffer& w0, const WeightBu
     const WeightChunk& c0 = w0.chunks()[i];
     const WeightChunk& c1 = w1 ? w1->chunks()[i] : c0;
     if (c1.rows != c0.rows) return error("SwiGLU matrices are chunked differently");
-    Push push{c0.rows, uint32_t(w0.cols()), n_tokens, x.stride, y.stride, c0.row_begin, residual ? 1u : 0u, 0,
-              {c0.q_word, c0.h_word, c0.m_word, 0}, {c1.q_word, c1.h_word, c1.m_word, 0}};
-    const BufferRange buffers[5] = {whole(*c0.buffer), whole(*c1.buffer), x.range, y.range,
-                                    residual ? residual->range : y.range};
+    const uint32_t flags = (residual ? 1u : 0u) | (norm ? 2u : 0u);
+    Push push{c0.rows, uint32_t(w0.cols()), n_tokens, x.stride, y.stride, c0.row_begin, flags, norm ? norm->eps : 0.f,
+              {c0.q_word, c0.h_word, c0.m_word, 0}, {c1.q_word, c1.h_word, c1.m_word, 0}, 0};
+    const BufferRange buffers[6] = {whole(*c0.buffer), whole(*c1.buffer), x.range, y.range,
+                                    residual ? residual->range : y.range, norm ? norm->weight : x.range};
+    if (const Staged* staged = staged_for(w0.cols())) {
+      push.rows_per_group = staged_rows(c0.rows);
+      const Grid grid = grid_for((c0.rows + push.rows_per_group - 1) / push.rows_per_group);
+      cmd.dispatch(*staged->pipeline, buffers, &push, sizeof push, grid.x, grid.y);
+      continue;
+    }
     const Grid grid = grid_for((c0.rows + rows_per_group_ - 1) / rows_per_group_);
     cmd.dispatch(*pipeline_, buffers, &push, sizeof push, grid.x, grid.y);
   }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "vulkan/ops/op_util.h"
 #include "vulkan/weights.h"
@@ -19,8 +20,18 @@ struct MatvecOptions {
   // the result about 1e-3 instead of 1e-6.
   bool int8 = true;
   bool subgroup = true;     // use subgroup arithmetic where the device has it
+  // On the int8 path with subgroups: x quantized once per workgroup into shared memory and one
+  // subgroup per pair of rows (shaders/matvec_staged.comp), where cols allow.
+  bool staged = true;
   uint32_t group_size = 0;  // threads per workgroup (power of two); 0: default
-  uint32_t rows = 0;        // rows per workgroup; 0: default
+  uint32_t rows = 0;        // rows per workgroup; 0: default (for the staged kernel, per shape)
+};
+
+// RMS normalisation of x on the fly: x is used as x * weight / sqrt(mean(x^2) + eps), the mean
+// over the cols of the matrix; weight holds cols floats.
+struct InputNorm {
+  BufferRange weight;
+  float eps = 1e-6f;
 };
 
 class Matvec {
@@ -29,26 +40,39 @@ class Matvec {
   ~Matvec();
 
   // y[t][r] = sum_k W[r][k] x[t][k] (+ residual[t][r]) for t < n_tokens, r < w.rows().
-  // residual may be the same range as y; x must not overlap y.
+  // residual may be the same range as y; x must not overlap y. With norm, x is normalised first.
   Status record(Commands& cmd, const WeightBuffer& w, const Activations& x, const Activations& y, uint32_t n_tokens,
-                const Activations* residual = nullptr) const;
+                const Activations* residual = nullptr, const InputNorm* norm = nullptr) const;
   // y[t][r] = silu(gate x)[t][r] * (up x)[t][r] (+ residual); gate and up of one shape and type.
   Status record_swiglu(Commands& cmd, const WeightBuffer& gate, const WeightBuffer& up, const Activations& x,
-                       const Activations& y, uint32_t n_tokens, const Activations* residual = nullptr) const;
+                       const Activations& y, uint32_t n_tokens, const Activations* residual = nullptr,
+                       const InputNorm* norm = nullptr) const;
 
   TensorType type() const { return type_; }
   bool uses_int8() const { return int8_; }
+  bool uses_staged(int64_t cols) const;  // the staged kernel for matrices of `cols` columns
 
  private:
   Matvec() = default;
   Status record_pair(Commands& cmd, const WeightBuffer& w0, const WeightBuffer* w1, const Activations& x,
-                     const Activations& y, uint32_t n_tokens, const Activations* residual) const;
+                     const Activations& y, uint32_t n_tokens, const Activations* residual,
+                     const InputNorm* norm) const;
 
   TensorType type_ = TensorType::F32;
   MatvecOptions options_;
   bool int8_ = false;
   uint32_t rows_per_group_ = 1;
   std::unique_ptr<Pipeline> pipeline_;
+  // Staged kernels by the most groups of 32 columns they hold (ascending): the smallest that
+  // fits a matrix is used, since shared memory is reserved for the most.
+  struct Staged {
+    uint32_t max_groups = 0;
+    std::unique_ptr<Pipeline> pipeline;
+  };
+  std::vector<Staged> staged_;
+  uint32_t subgroup_size_ = 32;
+  uint32_t staged_rows(uint32_t rows) const;
+  const Staged* staged_for(int64_t cols) const;
 };
 
 }  // namespace zinc::vulkan::ops

@@ -1,7 +1,7 @@
 #version 450
 // Stores each token's K and V heads in the device KV pool of one layer: rows of
 // n_kv_heads * head_dim elements at row (page * 16 + slot), page = pages[seq][pos / 16],
-// as f16 pairs packed in uint words (KV_F32: float words). One workgroup per token.
+// as f16 pairs packed in uint words (KV_F32: float words).
 // ROPE: RoPE fused in (cos/sin table as in rope.comp): the query heads are rotated in place and
 // the keys on their way into the cache (the K activation is left as it was).
 layout(local_size_x = 64) in;
@@ -51,47 +51,53 @@ const uint kPer = 1;
 const uint kPer = 2;
 #endif
 
-void store(uint t, uint row, bool is_v) {
+// Word wi of token t's K (or V) row.
+void store_word(uint t, uint row, bool is_v, uint wi) {
   const uint n_heads = is_v ? p.v_heads : p.k_heads, dim = is_v ? p.v_dim : p.k_dim;
   const uint stride = is_v ? p.v_stride : p.k_stride, head_stride = is_v ? p.v_head_stride : p.k_head_stride;
   const uint offset = is_v ? p.v_offset : p.k_offset;
   const uint words = n_heads * dim / kPer;
-  for (uint wi = gl_LocalInvocationID.x; wi < words; wi += 64) {
-    const uint e = wi * kPer, head = e / dim, d = e % dim;
-    const uint src = t * stride + offset + head * head_stride + d;
+  const uint e = wi * kPer, head = e / dim, d = e % dim;
+  const uint src = t * stride + offset + head * head_stride + d;
 #ifdef ROPE
-    const uint hb = src - d;
-    const float k0 = is_v ? 0.0 : roped_k(t, hb, d);
+  const uint hb = src - d;
+  const float k0 = is_v ? 0.0 : roped_k(t, hb, d);
 #ifndef KV_F32
-    const float k1 = is_v ? 0.0 : roped_k(t, hb, d + 1);
+  const float k1 = is_v ? 0.0 : roped_k(t, hb, d + 1);
 #endif
 #else
-    const float k0 = is_v ? 0.0 : k[src];
+  const float k0 = is_v ? 0.0 : k[src];
 #ifndef KV_F32
-    const float k1 = is_v ? 0.0 : k[src + 1];
+  const float k1 = is_v ? 0.0 : k[src + 1];
 #endif
 #endif
 #ifdef KV_F32
-    const uint word = floatBitsToUint(is_v ? v[src] : k0);
+  const uint word = floatBitsToUint(is_v ? v[src] : k0);
 #else
-    const uint word = is_v ? packHalf2x16(vec2(v[src], v[src + 1])) : packHalf2x16(vec2(k0, k1));
+  const uint word = is_v ? packHalf2x16(vec2(v[src], v[src + 1])) : packHalf2x16(vec2(k0, k1));
 #endif
-    if (is_v)
-      vc[row * words + wi] = word;
-    else
-      kc[row * words + wi] = word;
-  }
+  if (is_v)
+    vc[row * words + wi] = word;
+  else
+    kc[row * words + wi] = word;
 }
 
+// Grid: (units / 64 rounded up, tokens). Each invocation does one unit of its token: a K word,
+// a V word, or (ROPE) one rotated query pair, so a token's work is spread over the GPU.
 void main() {
-  const uint t = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
-  const int pos = step[p.pos_offset + t], seq = step[p.seq_offset + t];
-  const int page = step[p.pages_offset + uint(seq) * p.max_pages + uint(pos) / 16];
-  const uint row = uint(page) * 16 + uint(pos) % 16;
-  store(t, row, false);
-  store(t, row, true);
+  const uint t = gl_WorkGroupID.y;
+  const uint u = gl_WorkGroupID.x * 64 + gl_LocalInvocationID.x;
+  const uint kw = p.k_heads * p.k_dim / kPer, vw = p.v_heads * p.v_dim / kPer;
+  if (u < kw + vw) {
+    const int pos = step[p.pos_offset + t], seq = step[p.seq_offset + t];
+    const int page = step[p.pages_offset + uint(seq) * p.max_pages + uint(pos) / 16];
+    const uint row = uint(page) * 16 + uint(pos) % 16;
+    store_word(t, row, u >= kw, u >= kw ? u - kw : u);
+    return;
+  }
 #ifdef ROPE
-  for (uint w = gl_LocalInvocationID.x; w < p.q_heads * p.n_pairs; w += 64) {
+  const uint w = u - kw - vw;
+  if (w < p.q_heads * p.n_pairs) {
     const uint head = w / p.n_pairs, i = w % p.n_pairs;
     const uint base = t * p.q_stride + p.q_offset + head * p.q_head_stride;
     const uint a = p.adjacent != 0u ? base + 2 * i : base + i;

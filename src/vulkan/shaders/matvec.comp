@@ -7,6 +7,8 @@
 // then silu(W0 x) * (W1 x)); every thread walks the groups g = tid, tid + kGroupSize, ... of all
 // its rows, so consecutive threads read consecutive 16-byte code records. x is read through the
 // cache rather than staged: all workgroups of a multiprocessor then share one cached copy.
+// With flags bit 1 the input is RMS-normalised on the fly: x is taken as x * norm_w and every
+// result is scaled by 1 / sqrt(mean(x^2) + eps), which the workgroup sums as it reads x.
 #extension GL_EXT_control_flow_attributes : enable
 #ifdef SUBGROUP
 #extension GL_KHR_shader_subgroup_basic : require
@@ -46,6 +48,8 @@ layout(std430, binding = 2) readonly buffer X4 { vec4 x4[]; };
 layout(std430, binding = 2) readonly buffer X1 { float x1[]; };
 layout(std430, binding = 3) buffer Y { float y[]; };
 layout(std430, binding = 4) readonly buffer R { float residual[]; };
+layout(std430, binding = 5) readonly buffer N4 { vec4 norm_w4[]; };
+layout(std430, binding = 5) readonly buffer N1 { float norm_w1[]; };
 
 layout(push_constant) uniform Push {
   uint rows;      // rows of this chunk
@@ -54,8 +58,8 @@ layout(push_constant) uniform Push {
   uint x_stride;  // floats from one token's x to the next (multiple of 4)
   uint y_stride;  // floats from one token's y (and residual) to the next
   uint y_offset;  // index of this chunk's first row within a token's y
-  uint flags;     // bit 0: add residual[t * y_stride + y_offset + r]
-  uint pad;
+  uint flags;     // bit 0: add residual[t * y_stride + y_offset + r]; bit 1: normalise x
+  float eps;      // of the normalisation
   uvec4 planes0;  // plane word offsets (q, h, m) of W0's chunk
   uvec4 planes1;  // of W1's chunk (kPair)
 } p;
@@ -63,7 +67,8 @@ layout(push_constant) uniform Push {
 const uint kMats = kPair ? 2 : 1;
 const uint kValues = kMats * kRows;
 const uint kSlots = kGroupSize / kMinSubgroupSize;  // partial sums per value
-shared float partial[kValues * kSlots];
+const uint kSums = kValues + 1;                     // the results, then sum(x^2)
+shared float partial[kSums * kSlots];
 
 // x[t][32 g .. 32 g + 32), zero past cols.
 void load_x(uint t, uint g, out vec4 xv[8]) {
@@ -78,17 +83,31 @@ void load_x(uint t, uint g, out vec4 xv[8]) {
   [[unroll]] for (uint j = 0; j < 8; ++j) xv[j] = x4[base / 4 + j];
 }
 
+// xv *= norm_w[32 g .. 32 g + 32), adding sum(xv^2) before the product to ss.
+void apply_norm(uint g, inout vec4 xv[8], inout float ss) {
+  [[unroll]] for (uint j = 0; j < 8; ++j) ss += dot(xv[j], xv[j]);
+#ifdef FLOAT_WEIGHTS
+  if (32 * g + 32 > p.cols) {
+    [[unroll]] for (uint j = 0; j < 8; ++j)
+      [[unroll]] for (uint i = 0; i < 4; ++i) xv[j][i] *= 32 * g + 4 * j + i < p.cols ? norm_w1[32 * g + 4 * j + i] : 0.0;
+    return;
+  }
+#endif
+  [[unroll]] for (uint j = 0; j < 8; ++j) xv[j] *= norm_w4[8 * g + j];
+}
+
 void main() {
   init_codebook();
   const uint tid = gl_LocalInvocationID.x;
   const uint row0 = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * kRows;
   const uint groups = (p.cols + 31) / 32;
   const uint blocks = groups / BLOCK_GROUPS;
+  const bool norm = (p.flags & 2u) != 0u;
 
   // Tokens one after another: after the first, this workgroup's rows come from the cache.
   for (uint t = 0; t < p.n_tokens; ++t) {
-    float acc[kValues];
-    [[unroll]] for (uint v = 0; v < kValues; ++v) acc[v] = 0.0;
+    float acc[kSums];
+    [[unroll]] for (uint v = 0; v < kSums; ++v) acc[v] = 0.0;
     for (uint g = tid; g < groups; g += kGroupSize) {
       Group gr[kValues];
       [[unroll]] for (uint v = 0; v < kValues; ++v) {
@@ -99,6 +118,7 @@ void main() {
       }
       vec4 xv[8];
       load_x(t, g, xv);
+      if (norm) apply_norm(g, xv, acc[kValues]);
 #ifdef HAS_OFFSET
       const vec4 s4 = xv[0] + xv[1] + xv[2] + xv[3], s4h = xv[4] + xv[5] + xv[6] + xv[7];
       const float sx0 = s4.x + s4.y + s4.z + s4.w, sx1 = s4h.x + s4h.y + s4h.z + s4h.w;
@@ -153,28 +173,34 @@ void main() {
 
     // Workgroup sums of every value, then one thread per row writes.
 #ifdef SUBGROUP
-    [[unroll]] for (uint v = 0; v < kValues; ++v) {
+    [[unroll]] for (uint v = 0; v < kSums; ++v) {
       const float s = subgroupAdd(acc[v]);
       if (subgroupElect()) partial[v * kSlots + gl_SubgroupID] = s;
     }
     barrier();
     const uint n_parts = gl_NumSubgroups;
 #else
-    [[unroll]] for (uint v = 0; v < kValues; ++v) partial[v * kSlots + tid] = acc[v];
+    [[unroll]] for (uint v = 0; v < kSums; ++v) partial[v * kSlots + tid] = acc[v];
     barrier();
     for (uint s = kGroupSize / 2; s > 0; s >>= 1) {
       if (tid < s)
-        [[unroll]] for (uint v = 0; v < kValues; ++v) partial[v * kSlots + tid] += partial[v * kSlots + tid + s];
+        [[unroll]] for (uint v = 0; v < kSums; ++v) partial[v * kSlots + tid] += partial[v * kSlots + tid + s];
       barrier();
     }
     const uint n_parts = 1;
 #endif
     if (tid < kRows && row0 + tid < p.rows) {
-      float sum = 0.0, up = 0.0;
+      float sum = 0.0, up = 0.0, scale = 1.0;
+      if (norm) {
+        float ss = 0.0;
+        for (uint i = 0; i < n_parts; ++i) ss += partial[kValues * kSlots + i];
+        scale = inversesqrt(ss / float(p.cols) + p.eps);
+      }
       for (uint i = 0; i < n_parts; ++i) sum += partial[tid * kSlots + i];
+      sum *= scale;
       if (kPair) {
         for (uint i = 0; i < n_parts; ++i) up += partial[(kRows + tid) * kSlots + i];
-        sum = sum / (1.0 + exp(-sum)) * up;
+        sum = sum / (1.0 + exp(-sum)) * (up * scale);
       }
       const uint dst = t * p.y_stride + p.y_offset + row0 + tid;
       if ((p.flags & 1u) != 0u) sum += residual[dst];

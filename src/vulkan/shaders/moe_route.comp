@@ -11,6 +11,7 @@ layout(constant_id = 1) const uint kMinSubgroupSize = 1;
 const uint kMaxPerThread = 8;  // n_expert <= 8 * kGroupSize
 const uint kMaxK = 64;
 shared float s_weight[kMaxK];
+shared float s_p[kMaxPerThread * kGroupSize];
 
 layout(std430, binding = 0) readonly buffer L { float logits[]; };
 layout(std430, binding = 1) writeonly buffer I { int ids[]; };
@@ -44,26 +45,31 @@ void main() {
   const float inv = 1.0 / workgroup_sum(s);
   [[unroll]] for (uint i = 0; i < kMaxPerThread; ++i) v[i] *= inv;  // unused slots stay negative
 
-  float chosen = 0.0;
-  for (uint j = 0; j < p.k; ++j) {
-    float best = -1.0;
-    uint best_e = 0xFFFFFFFFu;
-    [[unroll]] for (uint i = 0; i < kMaxPerThread; ++i)
-      if (v[i] > best) {  // strict: the lower id of this thread wins a tie
-        best = v[i];
-        best_e = tid + i * kGroupSize;
-      }
-    workgroup_argmax(best, best_e);
-    chosen += best;
-    if (tid == 0) {
-      ids[t * p.k + j] = int(best_e);
-      s_weight[j] = best;
-    }
-    [[unroll]] for (uint i = 0; i < kMaxPerThread; ++i)
-      if (tid + i * kGroupSize == best_e) v[i] = -1.0;
+  // Each expert's rank among all (higher p first, ties: lower id first); ranks below k are chosen.
+  [[unroll]] for (uint i = 0; i < kMaxPerThread; ++i) {
+    const uint e = tid + i * kGroupSize;
+    if (e < p.n_expert) s_p[e] = v[i];
   }
-  if (tid == 0) {
+  barrier();
+  [[unroll]] for (uint i = 0; i < kMaxPerThread; ++i) {
+    const uint e = tid + i * kGroupSize;
+    if (e < p.n_expert) {
+      uint rank = 0;
+      for (uint j = 0; j < p.n_expert; ++j) {
+        const float o = s_p[j];
+        rank += (o > v[i] || (o == v[i] && j < e)) ? 1u : 0u;
+      }
+      if (rank < p.k) {
+        ids[t * p.k + rank] = int(e);
+        s_weight[rank] = v[i];
+      }
+    }
+  }
+  barrier();
+  if (tid < p.k) {
+    float chosen = 0.0;
+    for (uint j = 0; j < p.k; ++j) chosen += s_weight[j];
     const float denom = (p.flags & 1u) != 0u ? max(chosen, 6.103515625e-5) : 1.0;
-    for (uint j = 0; j < p.k; ++j) weights[t * p.k + j] = (p.flags & 1u) != 0u ? s_weight[j] / denom : s_weight[j];
+    weights[t * p.k + tid] = s_weight[tid] / denom;
   }
 }

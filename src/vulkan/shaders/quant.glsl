@@ -158,15 +158,13 @@ Group load_group(uint which, uvec4 planes, uint gi, uint bi, uint sub) {
 #elif defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
   const uvec4 mt = w_load4(which, planes.z / 4 + bi);
   const vec2 dm = unpackHalf2x16(mt.x);
-  // 6-bit scale and min of sub-block `sub`; scale bytes start at byte 4 of the record.
-  uint sc, mn;
-  if (sub < 4u) {
-    sc = byte_of(mt, 4u + sub) & 63u;
-    mn = byte_of(mt, 8u + sub) & 63u;
-  } else {
-    sc = (byte_of(mt, 8u + sub) & 0xFu) | ((byte_of(mt, sub) >> 6) << 4);
-    mn = (byte_of(mt, 8u + sub) >> 4) | ((byte_of(mt, 4u + sub) >> 6) << 4);
-  }
+  // 6-bit scale and min of sub-block `sub` (scale bytes 0..11 are words y, z, w). Branch-free
+  // with constant component indices: neighbouring threads hold different sub-blocks.
+  const uint sh = 8u * (sub & 3u);
+  const uint b1 = (mt.y >> sh) & 0xFFu, b2 = (mt.z >> sh) & 0xFFu, b3 = (mt.w >> sh) & 0xFFu;
+  const bool lo = sub < 4u;
+  const uint sc = lo ? b1 & 63u : (b3 & 0xFu) | ((b1 >> 6) << 4);
+  const uint mn = lo ? b2 & 63u : (b3 >> 4) | ((b2 >> 6) << 4);
   const float a = dm.x * float(sc), b = -dm.y * float(mn);
   gr.ab = vec4(a, a, b, b);
 #elif defined(TYPE_Q6_K)

@@ -1,0 +1,176 @@
+#version 450
+// Attention for decode steps (a few tokens) over the f16 paged KV pool; the same bindings, push
+// block, splits and outputs as attention.comp, laid out for memory throughput: in each tile of
+// 128 keys a thread loads its key's row as 16-byte words (all loads in flight at once) and
+// scores it against the workgroup's query heads; then the V rows of the tile are read whole by
+// dv/4 threads each (8-byte words), several keys at a time, and the key lanes are summed at the
+// end. Needs subgroup arithmetic, dk % 8 == 0, dv % 4 == 0 and 128 % (dv / 4) == 0.
+#extension GL_EXT_control_flow_attributes : enable
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+layout(local_size_x = 128) in;
+layout(constant_id = 0) const uint kMinSubgroupSize = 1;
+const uint kThreads = 128;
+const uint kMaxG = 8;
+const uint kMaxDim = 256;
+
+layout(std430, binding = 0) readonly buffer Q { float q[]; };
+layout(std430, binding = 1) readonly buffer Step { int step[]; };
+layout(std430, binding = 2) readonly buffer KC { uvec4 kc4[]; };
+layout(std430, binding = 3) readonly buffer VC { uvec2 vc2[]; };
+layout(std430, binding = 4) writeonly buffer Out { float out_[]; };
+layout(std430, binding = 5) readonly buffer Gate { float gate[]; };
+
+layout(push_constant) uniform Push {
+  uint q_stride, q_head_stride, q_offset, n_q_heads;
+  uint dk, dv, n_kv_heads, group;
+  uint g_stride, g_head_stride, g_offset, flags;
+  uint out_stride;
+  float scale;
+  uint n_splits, min_chunk;
+  uint pos_offset, seq_offset, pages_offset, max_pages;
+} p;
+
+shared vec4 sq4[kMaxG * kMaxDim / 4];  // the query heads, times the scale
+shared float sp[kMaxG * kThreads];     // probabilities of the tile's keys
+shared uint srow[kThreads];            // pool rows of the tile's keys
+shared float sred[kMaxG * (kThreads / kMinSubgroupSize)];
+shared vec4 sacc[kThreads * kMaxG];    // per key lane, head and 4 output dims
+
+// Per head g < ng: the workgroup's max (is_max) or sum of v[g]; every thread gets the results.
+void reduce_heads(inout float v[kMaxG], uint ng, bool is_max) {
+  const uint nsg = gl_NumSubgroups;
+  [[unroll]] for (uint g = 0; g < kMaxG; ++g) {
+    if (g >= ng) break;
+    const float r = is_max ? subgroupMax(v[g]) : subgroupAdd(v[g]);
+    if (subgroupElect()) sred[g * nsg + gl_SubgroupID] = r;
+  }
+  barrier();
+  [[unroll]] for (uint g = 0; g < kMaxG; ++g) {
+    if (g >= ng) break;
+    float r = sred[g * nsg];
+    for (uint i = 1; i < nsg; ++i) r = is_max ? max(r, sred[g * nsg + i]) : r + sred[g * nsg + i];
+    v[g] = r;
+  }
+  barrier();
+}
+
+void main() {
+  const uint n_qsub = (p.group + kMaxG - 1) / kMaxG;
+  const uint kvh = gl_WorkGroupID.x / n_qsub, qsub = gl_WorkGroupID.x % n_qsub;
+  const uint t = gl_WorkGroupID.y, split = gl_WorkGroupID.z;
+  const uint h0 = kvh * p.group + qsub * kMaxG;
+  const uint ng = min(kMaxG, p.group - qsub * kMaxG);
+  const uint tid = gl_LocalInvocationID.x;
+  const int pos = step[p.pos_offset + t], seq = step[p.seq_offset + t];
+  const uint n_keys = uint(pos) + 1;
+  uint chunk = max(p.min_chunk, (n_keys + p.n_splits - 1) / p.n_splits);
+  if (chunk > kThreads) chunk = (chunk + kThreads - 1) / kThreads * kThreads;
+  const uint begin = split * chunk, end = min(n_keys, begin + chunk);
+  const bool partial = (p.flags & 2u) != 0u;
+
+  const uint dk4 = p.dk / 4;
+  for (uint i = tid; i < ng * dk4; i += kThreads) {
+    const uint g = i / dk4, d = 4 * (i % dk4);
+    const uint src = t * p.q_stride + p.q_offset + (h0 + g) * p.q_head_stride + d;
+    sq4[g * (kMaxDim / 4) + d / 4] = p.scale * vec4(q[src], q[src + 1], q[src + 2], q[src + 3]);
+  }
+  barrier();
+
+  // Pool rows in 16-byte K words and 8-byte V words.
+  const uint k_row4 = p.n_kv_heads * p.dk / 8, k_head4 = kvh * p.dk / 8;
+  const uint v_row2 = p.n_kv_heads * p.dv / 4, v_head2 = kvh * p.dv / 4;
+  const uint dv4 = p.dv / 4, key_lanes = kThreads / dv4, kl = tid / dv4, d4 = tid % dv4;
+
+  float m[kMaxG], l[kMaxG];
+  vec4 acc[kMaxG];
+  [[unroll]] for (uint g = 0; g < kMaxG; ++g) {
+    m[g] = -1.0 / 0.0;
+    l[g] = 0.0;
+    acc[g] = vec4(0.0);
+  }
+  for (uint base = begin; base < end; base += kThreads) {
+    const uint key = base + tid;
+    float s[kMaxG];
+    [[unroll]] for (uint g = 0; g < kMaxG; ++g) s[g] = -1.0 / 0.0;
+    if (key < end) {
+      const uint row = uint(step[p.pages_offset + uint(seq) * p.max_pages + key / 16]) * 16 + key % 16;
+      srow[tid] = row;
+      const uint k0 = row * k_row4 + k_head4;
+      [[unroll]] for (uint g = 0; g < kMaxG; ++g) s[g] = 0.0;
+      // 16 words (128 dims) at a time, all loaded before use.
+      for (uint w0 = 0; w0 < p.dk / 8; w0 += 16) {
+        uvec4 kw[16];
+        [[unroll]] for (uint w = 0; w < 16; ++w)
+          if (w0 + w < p.dk / 8) kw[w] = kc4[k0 + w0 + w];
+        [[unroll]] for (uint g = 0; g < kMaxG; ++g) {
+          if (g >= ng) break;
+          float a = 0.0;
+          [[unroll]] for (uint w = 0; w < 16; ++w)
+            if (w0 + w < p.dk / 8) {
+              const vec4 lo = vec4(unpackHalf2x16(kw[w].x), unpackHalf2x16(kw[w].y));
+              const vec4 hi = vec4(unpackHalf2x16(kw[w].z), unpackHalf2x16(kw[w].w));
+              const uint qi = g * (kMaxDim / 4) + 2 * (w0 + w);
+              a += dot(sq4[qi], lo) + dot(sq4[qi + 1], hi);
+            }
+          s[g] += a;
+        }
+      }
+    }
+    float mt[kMaxG];
+    [[unroll]] for (uint g = 0; g < kMaxG; ++g) mt[g] = s[g];
+    reduce_heads(mt, ng, true);
+    [[unroll]] for (uint g = 0; g < kMaxG; ++g) {
+      if (g >= ng) break;
+      const float mn = max(m[g], mt[g]);
+      const float c = exp(m[g] - mn);  // 0 on the first tile
+      l[g] *= c;
+      acc[g] *= c;
+      m[g] = mn;
+      const float pr = key < end ? exp(s[g] - mn) : 0.0;
+      l[g] += pr;
+      sp[g * kThreads + tid] = pr;
+    }
+    barrier();
+    const uint nk = min(kThreads, end - base);
+    for (uint j = kl; j < nk; j += key_lanes) {
+      const uvec2 vw = vc2[srow[j] * v_row2 + v_head2 + d4];
+      const vec4 vv = vec4(unpackHalf2x16(vw.x), unpackHalf2x16(vw.y));
+      [[unroll]] for (uint g = 0; g < kMaxG; ++g) {
+        if (g >= ng) break;
+        acc[g] += sp[g * kThreads + j] * vv;
+      }
+    }
+    barrier();
+  }
+
+  // Sum the key lanes' outputs and the threads' probability sums.
+  [[unroll]] for (uint g = 0; g < kMaxG; ++g) {
+    if (g >= ng) break;
+    sacc[(kl * kMaxG + g) * dv4 + d4] = acc[g];
+  }
+  reduce_heads(l, ng, false);  // its barriers also order the sacc writes
+  if (kl == 0) {
+    [[unroll]] for (uint g = 0; g < kMaxG; ++g) {
+      if (g >= ng) break;
+      vec4 a = sacc[g * dv4 + d4];
+      for (uint i = 1; i < key_lanes; ++i) a += sacc[(i * kMaxG + g) * dv4 + d4];
+      const uint h = h0 + g;
+      if (partial) {
+        const uint rec = ((t * p.n_q_heads + h) * p.n_splits + split) * (p.dv + 2);
+        if (tid == 0) {
+          out_[rec] = begin < end ? m[g] : -1.0 / 0.0;
+          out_[rec + 1] = begin < end ? l[g] : 0.0;
+        }
+        [[unroll]] for (uint i = 0; i < 4; ++i) out_[rec + 2 + 4 * d4 + i] = a[i];
+      } else {
+        const float inv = 1.0 / l[g];
+        const uint o = t * p.out_stride + h * p.dv + 4 * d4;
+        const uint gb = t * p.g_stride + p.g_offset + h * p.g_head_stride + 4 * d4;
+        const bool gated = (p.flags & 1u) != 0u;
+        [[unroll]] for (uint i = 0; i < 4; ++i)
+          out_[o + i] = a[i] * inv * (gated ? 1.0 / (1.0 + exp(-gate[gb + i])) : 1.0);
+      }
+    }
+  }
+}
