@@ -353,7 +353,7 @@ Status Executor::record_op(Commands& cmd, size_t index) {
     const graph::Buffer& in = g.buffer(am->in);
     return kernels_.argmax->record(cmd, act(am->in), act(am->out).range, uint32_t(in.rows), uint32_t(in.cols));
   }
-  return record_moe_op(cmd, op);
+  return record_moe_op(cmd, index);
 }
 
 Status Executor::write_step(const graph::Batch& batch, const kv::Cache& cache) {

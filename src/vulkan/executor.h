@@ -66,7 +66,7 @@ class Executor {
   Status record(Commands& cmd, Readback readback, TimestampPool* timestamps);
   Status record_op(Commands& cmd, size_t index);
   // MoE and hybrid ops (executor_moe.cc).
-  Status record_moe_op(Commands& cmd, const graph::Op& op);
+  Status record_moe_op(Commands& cmd, size_t index);
   static constexpr uint32_t kMatvecMaxTokens = 8;     // matvec up to here, else GEMM
   static constexpr uint32_t kMoeMatvecMaxTokens = 8;  // moe_matvec up to here, else grouped GEMMs
   // Rope of q, Rope of k, KvWrite of k (k dead afterwards) at ops i..i+2: one fused dispatch.
@@ -81,6 +81,8 @@ class Executor {
   void plan_fusions();
   bool on_matvec_path(const graph::Matmul& m) const;
   bool fusable_matvec(const graph::Matmul& m) const;  // on the matvec path as one dispatch
+  // Whether the ops `writers` (all that reference r before its norm) can add into `stream`.
+  bool foldable_writers(std::span<const size_t> writers, graph::BufferId r, graph::BufferId stream) const;
   Status record_rope_kv(Commands& cmd, size_t i);
   Status write_step(const graph::Batch& batch, const kv::Cache& cache);
   // Zeroes the device recurrent state of the batch's sequences that start at position 0.

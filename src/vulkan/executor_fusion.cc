@@ -1,10 +1,11 @@
 // Decode-step fusions of the Executor, planned once per graph:
-// - a Matmul on the matvec path whose output is only the residual added by the next RMSNorm
-//   adds into the residual stream itself (the matvec's residual epilogue), and the norm skips
-//   its add;
+// - a Matmul on the matvec path (or a decode MoE down projection and the shared-expert gate)
+//   whose output is only the residual added by the next RMSNorm adds into the residual stream
+//   itself, and the norm skips its add;
 // - an RMSNorm whose output feeds only matvecs is not dispatched: each matvec normalises its
 //   input on the fly (ops::InputNorm).
 #include <variant>
+#include <vector>
 
 #include "vulkan/executor.h"
 
@@ -27,6 +28,21 @@ bool Executor::fusable_matvec(const graph::Matmul& m) const {
   return on_matvec_path(m) && (!m.up || m.up->type == m.w->type);
 }
 
+bool Executor::foldable_writers(std::span<const size_t> writers, graph::BufferId r, graph::BufferId stream) const {
+  const auto& ops = graph_.ops();
+  const auto* m = std::get_if<graph::Matmul>(&ops[writers[0]].params);
+  if (m) return writers.size() == 1 && m->out == r && m->in != stream && fusable_matvec(*m);
+  const auto* moe = std::get_if<graph::MoeMatmul>(&ops[writers[0]].params);
+  if (!moe || moe->up || moe->out != r || moe->in == stream || moe->in == r ||
+      graph_.buffer(moe->ids).rows > kMoeMatvecMaxTokens)
+    return false;
+  for (size_t i = 1; i < writers.size(); ++i) {
+    const auto* s = std::get_if<graph::SharedExpertGate>(&ops[writers[i]].params);
+    if (!s || s->out != r || s->x == r || s->shared == r || s->x == stream || s->shared == stream) return false;
+  }
+  return true;
+}
+
 void Executor::plan_fusions() {
   deferred_norms_.clear();
   residual_folds_.clear();
@@ -44,20 +60,19 @@ void Executor::plan_fusions() {
     const auto* norm = std::get_if<graph::RmsNorm>(&ops[n].params);
     if (!norm || !norm->add.valid() || norm->add == output) continue;
     const graph::Buffer& x = graph_.buffer(norm->in);
-    // The producer of the added residual: the last op before the norm that references it.
-    size_t p = n;
-    while (p > 0 && !references(ops[p - 1], norm->add)) --p;
-    if (p == 0) continue;
-    const size_t producer = p - 1;
-    const auto* m = std::get_if<graph::Matmul>(&ops[producer].params);
-    if (!m || m->out != norm->add || m->in == norm->in || !fusable_matvec(*m)) continue;
-    if (graph_.buffer(m->out).cols != x.cols || graph_.buffer(m->out).rows != x.rows) continue;
-    if (x.first_op >= int32_t(producer)) continue;
+    // The writers of the added residual: a matvec Matmul alone, or a decode MoE down projection
+    // (accumulating) followed by SharedExpertGates adding into it.
+    std::vector<size_t> writers;
+    for (size_t i = 0; i < n; ++i)
+      if (references(ops[i], norm->add)) writers.push_back(i);
+    if (writers.empty() || !foldable_writers(writers, norm->add, norm->in)) continue;
+    const graph::Buffer& r = graph_.buffer(norm->add);
+    if (r.cols != x.cols || r.rows != x.rows || x.first_op >= int32_t(writers.front())) continue;
     bool clean = true;
-    for (size_t i = producer + 1; i < n && clean; ++i) clean = !references(ops[i], norm->in);
+    for (size_t i = writers.front() + 1; i < n && clean; ++i) clean = !references(ops[i], norm->in);
     for (size_t i = n + 1; i < ops.size() && clean; ++i) clean = !references(ops[i], norm->add);
     if (!clean) continue;
-    residual_folds_[producer] = norm->in;
+    for (size_t w : writers) residual_folds_[w] = norm->in;
     folded_adds_.insert(n);
   }
 

@@ -16,8 +16,11 @@ Range ssm_state_range(int32_t layer) { return {(1ull << 62) + 2 * uint64_t(layer
 
 }  // namespace
 
-Status Executor::record_moe_op(Commands& cmd, const graph::Op& op) {
+Status Executor::record_moe_op(Commands& cmd, size_t index) {
   const graph::Graph& g = graph_;
+  const graph::Op& op = g.ops()[index];
+  const auto fold = residual_folds_.find(index);  // executor_fusion.cc: add into the stream
+  const bool folded = fold != residual_folds_.end();
   const Range moe_scratch{~0ull / 2, ~0ull / 2 + 1};
   auto inner_barrier = [&] {
     cmd.barrier();
@@ -48,15 +51,18 @@ Status Executor::record_moe_op(Commands& cmd, const graph::Op& op) {
     if (up && up->type() != w->type())
       return error("gate (%s) and up (%s) of different types", type_name(w->type()), type_name(up->type()));
     const bool small = n_tokens <= kMoeMatvecMaxTokens;
-    std::vector<Range> rd = {range_of(m->in), range_of(m->ids)}, wr = {range_of(m->out)};
+    const graph::BufferId out = folded ? fold->second : m->out;
+    std::vector<Range> rd = {range_of(m->in), range_of(m->ids)}, wr = {range_of(out)};
     if (!up) rd.push_back(range_of(m->weights));
+    if (folded) rd.push_back(range_of(out));
     if (small) {
       access(cmd, rd, wr);
       ZINC_ASSIGN_OR_RETURN(const ops::MoeMatvec* kern, kernels_.moe_matvec(w->type(), up != nullptr));
       if (up) return kern->record_swiglu(cmd, *w, *up, n_expert, act(m->in), act(m->ids).range, act(m->out), n_tokens, k);
-      return kern->record_down(cmd, *w, n_expert, act(m->in), act(m->ids).range, act(m->weights).range, act(m->out),
-                               n_tokens, k);
+      return kern->record_down(cmd, *w, n_expert, act(m->in), act(m->ids).range, act(m->weights).range, act(out),
+                               n_tokens, k, folded);
     }
+    if (folded) return error("a folded residual on the MoE GEMM path");
     ZINC_ASSIGN_OR_RETURN(const ops::MoeGemm* kern, kernels_.moe_gemm(w->type(), up != nullptr));
     const ops::MoeScratch scratch{{moe_scratch_.get(), 0, moe_tiles_offset_},
                                   {moe_scratch_.get(), moe_tiles_offset_, moe_expert_out_offset_ - moe_tiles_offset_},
@@ -74,12 +80,13 @@ Status Executor::record_moe_op(Commands& cmd, const graph::Op& op) {
   }
   if (const auto* s = std::get_if<graph::SharedExpertGate>(&op.params)) {
     const graph::Buffer& x = g.buffer(s->x);
-    const graph::Buffer& out = g.buffer(s->out);
+    const graph::BufferId target = folded ? fold->second : s->out;
+    const graph::Buffer& out = g.buffer(target);
     if (g.buffer(s->shared).cols != out.cols) return error("shared expert and output rows of different widths");
-    const Range rd[3] = {range_of(s->x), range_of(s->shared), range_of(s->out)}, wr[1] = {range_of(s->out)};
+    const Range rd[3] = {range_of(s->x), range_of(s->shared), range_of(target)}, wr[1] = {range_of(target)};
     access(cmd, rd, wr);
     ZINC_ASSIGN_OR_RETURN(const ops::SharedExpertGate* k, kernels_.shared_expert_gate());
-    return k->record(cmd, act(s->x), weights_.vector(s->gate), act(s->shared), act(s->out), uint32_t(out.rows),
+    return k->record(cmd, act(s->x), weights_.vector(s->gate), act(s->shared), act(target), uint32_t(out.rows),
                      uint32_t(x.cols), uint32_t(out.cols));
   }
   if (const auto* c = std::get_if<graph::SsmConv1d>(&op.params)) {

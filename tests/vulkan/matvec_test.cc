@@ -47,8 +47,8 @@ Reference reference(const Matrix& m, const std::vector<float>& x, uint32_t x_str
 
 // One op per configuration for the whole binary: lavapipe compiles each pipeline slowly.
 const Matvec* matvec_for(TensorType type, const MatvecOptions& o) {
-  static std::map<std::tuple<int, bool, bool, bool, bool, uint32_t, uint32_t>, std::unique_ptr<Matvec>> cache;
-  auto& slot = cache[{int(type), o.int8, o.swiglu, o.subgroup, o.staged, o.group_size, o.rows}];
+  static std::map<std::tuple<int, bool, bool, bool, bool, uint32_t, uint32_t, uint32_t>, std::unique_ptr<Matvec>> cache;
+  auto& slot = cache[{int(type), o.int8, o.swiglu, o.subgroup, o.staged, o.group_size, o.rows, o.k_slices}];
   if (!slot) {
     auto mv = Matvec::create(dev(), type, o);
     EXPECT_TRUE(mv.ok()) << mv.status().message();
@@ -209,7 +209,22 @@ TEST(VulkanMatvec, StagedAndUnstagedInt8) {
   check_matvec(TensorType::Q5_K, 50, 512, 2, opt);
   opt.swiglu = true;
   check_matvec(TensorType::Q4_0, 51, 1024, 2, opt, 0, true, true);
+  // Groups split over several subgroups per row step (a power of two or not).
+  opt.swiglu = false;
+  opt.group_size = 128;
+  opt.rows = 4;
+  opt.k_slices = 4;
+  check_matvec(TensorType::Q4_K, 70, 256 * 6, 2, opt, 0, true, true);
+  opt.rows = 3;
+  opt.k_slices = 3;
+  check_matvec(TensorType::Q6_K, 29, 256 * 3, 1, opt);
+  opt.swiglu = true;
+  opt.rows = 2;
+  opt.k_slices = 2;
+  check_matvec(TensorType::Q8_0, 33, 32 * 40, 3, opt, 0, true);
+  opt.swiglu = false;
   opt.rows = 0;
+  opt.k_slices = 0;
   opt.group_size = 256;
   check_matvec(TensorType::Q2_K, 1100, 256, 1, opt);
   check_matvec(TensorType::Q3_K, 40, 256 * 3, 4, opt);

@@ -11,9 +11,9 @@ struct Push {
   uint32_t rows, cols, n_tokens, x_stride, y_stride, y_offset, flags;
   float eps;
   uint32_t planes0[4], planes1[4];
-  uint32_t rows_per_group;  // matvec_staged.comp only
+  uint32_t rows_per_group, k_slices;  // matvec_staged.comp only
 };
-static_assert(sizeof(Push) == 68, "mirrors the push blocks of shaders/matvec.comp and matvec_staged.comp");
+static_assert(sizeof(Push) == 72, "mirrors the push blocks of shaders/matvec.comp and matvec_staged.comp");
 constexpr uint32_t kStagedBytesPerGroup = 56;  // int8 codes, scale and sums of one group of x
 
 // Rows per workgroup: enough loads in flight per thread without spilling registers.
@@ -47,7 +47,7 @@ Result<std::unique_ptr<Matvec>> Matvec::create(const Device& device, TensorType 
                                                     {group_size, rows, options.swiglu ? 1u : 0u, min_sg}));
   if (m->int8_ && sg && options.staged) {
     m->subgroup_size_ = std::max<uint32_t>(caps.subgroup_size, 1);
-    const uint64_t reserved = uint64_t(group_size / min_sg) * 4 + 64;
+    const uint64_t reserved = uint64_t(group_size / min_sg) * 12 + 64;
     const uint64_t fit = caps.max_compute_shared_bytes > reserved
                              ? (caps.max_compute_shared_bytes - reserved) / kStagedBytesPerGroup : 0;
     for (uint32_t max_groups : {128u, 512u, uint32_t(std::min<uint64_t>(fit, 4096))}) {
@@ -60,14 +60,20 @@ Result<std::unique_ptr<Matvec>> Matvec::create(const Device& device, TensorType 
   return m;
 }
 
-// Two values per subgroup step (two rows, or one row of both SwiGLU matrices), one or two steps
-// per subgroup: two where that still leaves a few hundred workgroups.
-uint32_t Matvec::staged_rows(uint32_t rows) const {
-  if (options_.rows) return options_.rows;
+// Two values per subgroup step (two rows, or one row of both SwiGLU matrices). Tall matrices
+// take two steps per subgroup; short ones split the groups of a step over up to four subgroups,
+// while each slice keeps at least one group per lane: about a thousand workgroups either way.
+Matvec::StagedShape Matvec::staged_shape(uint32_t rows, uint32_t groups) const {
   const uint32_t per_step = options_.swiglu ? 1 : 2;
   const uint32_t group_size = options_.group_size ? options_.group_size : 128;
-  const uint32_t one = std::max<uint32_t>(group_size / subgroup_size_, 1) * per_step;
-  return rows / (2 * one) >= 256 ? 2 * one : one;
+  const uint32_t n_sg = std::max<uint32_t>(group_size / subgroup_size_, 1);
+  if (options_.rows) return {options_.rows, options_.k_slices ? options_.k_slices : 1};
+  const uint32_t one = n_sg * per_step;
+  if (rows / one >= 2048 && rows / (2 * one) >= 1024) return {2 * one, 1};
+  uint32_t slices = 1;
+  while (slices < n_sg && rows / std::max<uint32_t>(one / slices, 1) < 1024 && groups / (2 * slices) >= subgroup_size_)
+    slices *= 2;
+  return {std::max<uint32_t>(one / slices, per_step), slices};
 }
 
 const Matvec::Staged* Matvec::staged_for(int64_t cols) const {
@@ -115,11 +121,13 @@ Status Matvec::record_pair(Commands& cmd, const WeightBuffer& w0, const WeightBu
     if (c1.rows != c0.rows) return error("SwiGLU matrices are chunked differently");
     const uint32_t flags = (residual ? 1u : 0u) | (norm ? 2u : 0u);
     Push push{c0.rows, uint32_t(w0.cols()), n_tokens, x.stride, y.stride, c0.row_begin, flags, norm ? norm->eps : 0.f,
-              {c0.q_word, c0.h_word, c0.m_word, 0}, {c1.q_word, c1.h_word, c1.m_word, 0}, 0};
+              {c0.q_word, c0.h_word, c0.m_word, 0}, {c1.q_word, c1.h_word, c1.m_word, 0}, 0, 1};
     const BufferRange buffers[6] = {whole(*c0.buffer), whole(*c1.buffer), x.range, y.range,
                                     residual ? residual->range : y.range, norm ? norm->weight : x.range};
     if (const Staged* staged = staged_for(w0.cols())) {
-      push.rows_per_group = staged_rows(c0.rows);
+      const StagedShape shape = staged_shape(c0.rows, uint32_t(w0.cols() / 32));
+      push.rows_per_group = shape.rows_per_group;
+      push.k_slices = shape.k_slices;
       const Grid grid = grid_for((c0.rows + push.rows_per_group - 1) / push.rows_per_group);
       cmd.dispatch(*staged->pipeline, buffers, &push, sizeof push, grid.x, grid.y);
       continue;

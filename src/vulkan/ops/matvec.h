@@ -25,6 +25,7 @@ struct MatvecOptions {
   bool staged = true;
   uint32_t group_size = 0;  // threads per workgroup (power of two); 0: default
   uint32_t rows = 0;        // rows per workgroup; 0: default (for the staged kernel, per shape)
+  uint32_t k_slices = 0;    // staged kernel with `rows` set: subgroups per row step; 0: 1
 };
 
 // RMS normalisation of x on the fly: x is used as x * weight / sqrt(mean(x^2) + eps), the mean
@@ -71,7 +72,10 @@ class Matvec {
   };
   std::vector<Staged> staged_;
   uint32_t subgroup_size_ = 32;
-  uint32_t staged_rows(uint32_t rows) const;
+  struct StagedShape {
+    uint32_t rows_per_group = 1, k_slices = 1;
+  };
+  StagedShape staged_shape(uint32_t rows, uint32_t groups) const;
   const Staged* staged_for(int64_t cols) const;
 };
 

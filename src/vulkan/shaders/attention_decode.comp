@@ -133,7 +133,20 @@ void main() {
     }
     barrier();
     const uint nk = min(kThreads, end - base);
-    for (uint j = kl; j < nk; j += key_lanes) {
+    // Eight V rows per step, all loads in flight before they are used.
+    uint j = kl;
+    for (; j + 7 * key_lanes < nk; j += 8 * key_lanes) {
+      uvec2 vw[8];
+      [[unroll]] for (uint u = 0; u < 8; ++u) vw[u] = vc2[srow[j + u * key_lanes] * v_row2 + v_head2 + d4];
+      [[unroll]] for (uint u = 0; u < 8; ++u) {
+        const vec4 vv = vec4(unpackHalf2x16(vw[u].x), unpackHalf2x16(vw[u].y));
+        [[unroll]] for (uint g = 0; g < kMaxG; ++g) {
+          if (g >= ng) break;
+          acc[g] += sp[g * kThreads + j + u * key_lanes] * vv;
+        }
+      }
+    }
+    for (; j < nk; j += key_lanes) {
       const uvec2 vw = vc2[srow[j] * v_row2 + v_head2 + d4];
       const vec4 vv = vec4(unpackHalf2x16(vw.x), unpackHalf2x16(vw.y));
       [[unroll]] for (uint g = 0; g < kMaxG; ++g) {

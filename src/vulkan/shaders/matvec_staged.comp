@@ -3,8 +3,9 @@
 // RMS-normalised on the fly, as in matvec.comp) is quantized per 32-group to int8 into shared
 // memory; then each subgroup takes two values at a time (two rows, or with kPair one row of both
 // matrices), its lanes striding over the groups so that neighbouring lanes read neighbouring
-// code records, and reduces with subgroupAdd. Push block and bindings as matvec.comp, plus the
-// rows per workgroup. Needs cols a multiple of 32 and cols / 32 <= kMaxGroups.
+// code records, and reduces with subgroupAdd; for long rows several subgroups share a step, each
+// over a slice of the groups. Push block and bindings as matvec.comp, plus the rows per
+// workgroup and the slices. Needs cols a multiple of 32 and cols / 32 <= kMaxGroups.
 #extension GL_EXT_control_flow_attributes : enable
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -47,12 +48,14 @@ layout(push_constant) uniform Push {
   float eps;
   uvec4 planes0, planes1;
   uint rows_per_group;
+  uint k_slices;  // subgroups sharing one row step, each over a slice of the groups
 } p;
 
 shared uvec4 s_xq[kMaxGroups * 2];  // int8 codes of x, 32 per group
 shared vec4 s_xf[kMaxGroups];       // scale, float sums of the halves, 0
 shared ivec2 s_xs[kMaxGroups];      // code sums of the halves
 shared float s_ss[kGroupSize / kMinSubgroupSize];
+shared vec2 s_part[kGroupSize / kMinSubgroupSize];
 
 // Quantizes group g of token t into shared memory; adds sum(x^2) to ss when normalising.
 void stage_group(uint t, uint g, bool norm, inout float ss) {
@@ -111,6 +114,9 @@ void main() {
   const uint groups = p.cols / 32, blocks = groups / BLOCK_GROUPS;
   const bool norm = (p.flags & 2u) != 0u, add = (p.flags & 1u) != 0u;
   const uint n_iters = kPair ? p.rows_per_group : (p.rows_per_group + 1) / 2;
+  const uint n_slices = clamp(p.k_slices, 1u, gl_NumSubgroups);
+  const uint iter_stride = gl_NumSubgroups / n_slices;
+  const uint n_passes = (n_iters + iter_stride - 1) / iter_stride;
 
   for (uint t = 0; t < p.n_tokens; ++t) {
     float ss = 0.0;
@@ -127,34 +133,55 @@ void main() {
       scale = inversesqrt(total / float(p.cols) + p.eps);
     }
 
-    for (uint it = gl_SubgroupID; it < n_iters; it += gl_NumSubgroups) {
+    // Subgroup sid takes K slice sid % n_slices of row step sid / n_slices (+ iter_stride per
+    // pass); with several slices the partial sums meet in shared memory.
+    for (uint pass = 0; pass < n_passes; ++pass) {
+      const uint it = pass * iter_stride + gl_SubgroupID / n_slices, slice = gl_SubgroupID % n_slices;
+      const bool busy = gl_SubgroupID < iter_stride * n_slices && it < n_iters;
       const uint ra = kPair ? row0 + it : row0 + 2 * it, rb = kPair ? ra : ra + 1;
-      const bool va = ra < p.rows && ra - row0 < p.rows_per_group;
-      const bool vb = rb < p.rows && rb - row0 < p.rows_per_group;
+      const bool va = busy && ra < p.rows && ra - row0 < p.rows_per_group;
+      const bool vb = busy && rb < p.rows && rb - row0 < p.rows_per_group;
       const uint la = min(ra, p.rows - 1), lb = min(rb, p.rows - 1);
       const uint wb = kPair ? 1 : 0;
       const uvec4 pb = kPair ? p.planes1 : p.planes0;
       float acc0 = 0.0, acc1 = 0.0;
-      uint g = lane;
-      // Two groups per step: four code records in flight per lane.
-      for (; g + gl_SubgroupSize < groups; g += 2 * gl_SubgroupSize) {
-        const uint g2 = g + gl_SubgroupSize;
-        const Group a0 = load_group(0, p.planes0, la * groups + g, la * blocks + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
-        const Group b0 = load_group(wb, pb, lb * groups + g, lb * blocks + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
-        const Group a1 = load_group(0, p.planes0, la * groups + g2, la * blocks + g2 / BLOCK_GROUPS, g2 % BLOCK_GROUPS);
-        const Group b1 = load_group(wb, pb, lb * groups + g2, lb * blocks + g2 / BLOCK_GROUPS, g2 % BLOCK_GROUPS);
-        acc0 += group_dot(a0, g) + group_dot(a1, g2);
-        acc1 += group_dot(b0, g) + group_dot(b1, g2);
+      if (busy) {
+        const uint stride = gl_SubgroupSize * n_slices;
+        uint g = lane + gl_SubgroupSize * slice;
+        // Two groups per step: four code records in flight per lane.
+        for (; g + stride < groups; g += 2 * stride) {
+          const uint g2 = g + stride;
+          const Group a0 = load_group(0, p.planes0, la * groups + g, la * blocks + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
+          const Group b0 = load_group(wb, pb, lb * groups + g, lb * blocks + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
+          const Group a1 = load_group(0, p.planes0, la * groups + g2, la * blocks + g2 / BLOCK_GROUPS, g2 % BLOCK_GROUPS);
+          const Group b1 = load_group(wb, pb, lb * groups + g2, lb * blocks + g2 / BLOCK_GROUPS, g2 % BLOCK_GROUPS);
+          acc0 += group_dot(a0, g) + group_dot(a1, g2);
+          acc1 += group_dot(b0, g) + group_dot(b1, g2);
+        }
+        if (g < groups) {
+          const Group a0 = load_group(0, p.planes0, la * groups + g, la * blocks + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
+          const Group b0 = load_group(wb, pb, lb * groups + g, lb * blocks + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
+          acc0 += group_dot(a0, g);
+          acc1 += group_dot(b0, g);
+        }
+        acc0 = subgroupAdd(acc0);
+        acc1 = subgroupAdd(acc1);
       }
-      if (g < groups) {
-        const Group a0 = load_group(0, p.planes0, la * groups + g, la * blocks + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
-        const Group b0 = load_group(wb, pb, lb * groups + g, lb * blocks + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
-        acc0 += group_dot(a0, g);
-        acc1 += group_dot(b0, g);
+      if (n_slices > 1) {
+        if (busy && subgroupElect()) s_part[gl_SubgroupID] = vec2(acc0, acc1);
+        barrier();
+        if (busy && slice == 0) {
+          for (uint i = 1; i < n_slices; ++i) {
+            const vec2 o = s_part[gl_SubgroupID + i];
+            acc0 += o.x;
+            acc1 += o.y;
+          }
+        }
+        barrier();
       }
-      acc0 = subgroupAdd(acc0) * scale;
-      acc1 = subgroupAdd(acc1) * scale;
-      if (subgroupElect()) {
+      acc0 *= scale;
+      acc1 *= scale;
+      if (busy && slice == 0 && subgroupElect()) {
         const uint base = t * p.y_stride + p.y_offset;
         if (kPair) {
           if (va) {
