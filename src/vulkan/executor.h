@@ -29,6 +29,7 @@ enum class Readback : uint8_t {
 
 struct OpTiming {
   std::string kind;  // graph::op_kind_name
+  std::string name;  // the graph op's name ("blk.3.ffn_gate")
   double ns = 0;
 };
 
@@ -98,6 +99,7 @@ class Executor {
   std::unique_ptr<Commands> logits_cmd_, argmax_cmd_, profile_cmd_;
   std::unique_ptr<TimestampPool> timestamps_;
   std::vector<std::string> profile_kinds_;  // what each timed dispatch group ran
+  std::vector<std::string> profile_names_;  // and the name of its (first) graph op
   std::vector<std::pair<uint64_t, uint64_t>> pending_reads_, pending_writes_;
   uint32_t n_barriers_ = 0;
 };

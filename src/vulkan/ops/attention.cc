@@ -16,6 +16,12 @@ struct Push {
 };
 static_assert(sizeof(Push) == 80, "mirrors shaders/attention.comp");
 
+struct PrefillPush {
+  Push base;  // with n_splits, min_chunk replaced by n_tokens, 0
+  uint32_t hg, bq, pad[2];
+};
+static_assert(sizeof(PrefillPush) == 96, "mirrors shaders/attention_prefill.comp");
+
 struct CombinePush {
   uint32_t n_q_heads, dv, n_splits, flags;
   uint32_t out_stride, g_stride, g_head_stride, g_offset;
@@ -32,6 +38,13 @@ Result<std::unique_ptr<Attention>> Attention::create(const Device& device, bool 
   op->f16_ = f16;
   ZINC_ASSIGN_OR_RETURN(op->pipeline_, make_pipeline(device, f16 ? "attention" : "attention_f32", 6, sizeof(Push), {}));
   ZINC_ASSIGN_OR_RETURN(op->combine_, make_pipeline(device, "attention_combine", 3, sizeof(CombinePush), {}));
+  // The prefill kernel's tiles (attention_prefill.comp): about 39 KiB of shared memory with 32
+  // query vectors and 32 f16 (16 f32) keys, 19 KiB with 16 and 16 (8).
+  const bool big = device.caps().max_compute_shared_bytes >= 40 * 1024;
+  op->prefill_rows_ = big ? 32 : 16;
+  const uint32_t keys = (big ? 32 : 16) / (f16 ? 1 : 2);
+  ZINC_ASSIGN_OR_RETURN(op->prefill_, make_pipeline(device, f16 ? "attention_prefill" : "attention_prefill_f32", 6,
+                                                    sizeof(PrefillPush), {op->prefill_rows_, keys}));
   return op;
 }
 
@@ -67,6 +80,17 @@ Status Attention::record(Commands& cmd, const AttentionArgs& a, const KvLayerBuf
                   step.positions, step.seq_ids, step.pages, step.max_pages};
   const BufferRange buffers[6] = {a.q.range, whole(*step.buffer), whole(*layer.k), whole(*layer.v),
                                   n_splits > 1 ? *partials : a.out.range, g.range};
+  if (n_splits == 1 && n_tokens > 8) {
+    // Query vectors per workgroup: R <= prefill_rows_ with R * (dk + 4) <= prefill_rows_ * 132.
+    const uint32_t dims = std::max(layer.head_dim_k, layer.head_dim_v);
+    const uint32_t r_max = std::min(prefill_rows_, prefill_rows_ * 132 / (dims + 4));
+    const uint32_t hg = std::min(group, r_max), bq = r_max / hg;
+    PrefillPush pp{push, hg, bq, {0, 0}};
+    pp.base.n_splits = n_tokens;
+    pp.base.min_chunk = 0;
+    cmd.dispatch(*prefill_, buffers, &pp, sizeof pp, n_kv * ((group + hg - 1) / hg), (n_tokens + bq - 1) / bq);
+    return Status();
+  }
   cmd.dispatch(*pipeline_, buffers, &push, sizeof push, n_kv * n_qsub, n_tokens, n_splits);
   if (n_splits == 1) return Status();
   cmd.barrier();
