@@ -80,7 +80,8 @@ Status Attention::record(Commands& cmd, const AttentionArgs& a, const KvLayerBuf
                   step.positions, step.seq_ids, step.pages, step.max_pages};
   const BufferRange buffers[6] = {a.q.range, whole(*step.buffer), whole(*layer.k), whole(*layer.v),
                                   n_splits > 1 ? *partials : a.out.range, g.range};
-  if (n_splits == 1 && n_tokens > 8) {
+  const uint32_t dims_multiple = f16_ ? 8 : 4;  // the prefill kernel reads K/V in 16-byte words
+  if (n_splits == 1 && n_tokens > 8 && layer.head_dim_k % dims_multiple == 0 && layer.head_dim_v % dims_multiple == 0) {
     // Query vectors per workgroup: R <= prefill_rows_ with R * (dk + 4) <= prefill_rows_ * 132.
     const uint32_t dims = std::max(layer.head_dim_k, layer.head_dim_v);
     const uint32_t r_max = std::min(prefill_rows_, prefill_rows_ * 132 / (dims + 4));

@@ -2,11 +2,12 @@
 // Causal GQA attention for prefill batches, tiled over queries and keys: a workgroup takes
 // p.hg query heads of one KV head for p.bq consecutive batch rows (R = hg * bq <= kMaxR query
 // vectors, R * (dk + 4) <= kMaxR * 132) and walks their keys in tiles of kKT (online softmax;
-// both specialization constants, sized to the device's shared memory), so each K/V tile read from
-// the paged pool serves all R queries. Rows of the block that belong to different sequences
-// are handled one sequence at a time (the others masked). Scores and values in float32; K/V
-// tiles staged in shared memory as stored (f16 pairs, or f32 with KV_F32). Output as
-// attention.comp without splits (times sigmoid(gate) with flags bit 0).
+// both specialization constants, sized to the device's shared memory), so each K/V tile read
+// from the paged pool serves all R queries. Head dims are multiples of 8 (4 with KV_F32). Rows
+// of the block that belong to different sequences are handled one sequence at a time (the
+// others masked). Scores and values in float32; K/V tiles staged in shared memory as stored
+// (f16 pairs, or f32 with KV_F32). Output as attention.comp without splits (times
+// sigmoid(gate) with flags bit 0).
 #extension GL_EXT_control_flow_attributes : enable
 layout(local_size_x = 256) in;
 layout(constant_id = 0) const uint kMaxR = 32;  // query vectors per workgroup: 16 or 32
@@ -20,8 +21,8 @@ const uint kMaxDim = 256;
 
 layout(std430, binding = 0) readonly buffer Q { float q[]; };
 layout(std430, binding = 1) readonly buffer Step { int step[]; };
-layout(std430, binding = 2) readonly buffer KC { uint kc[]; };
-layout(std430, binding = 3) readonly buffer VC { uint vc[]; };
+layout(std430, binding = 2) readonly buffer KC { uvec4 kc[]; };
+layout(std430, binding = 3) readonly buffer VC { uvec4 vc[]; };
 layout(std430, binding = 4) writeonly buffer Out { float out_[]; };
 layout(std430, binding = 5) readonly buffer Gate { float gate[]; };
 
@@ -36,9 +37,10 @@ layout(push_constant) uniform Push {
   uint hg, bq, pad1, pad2;  // query heads per workgroup, batch rows per workgroup
 } p;
 
-shared float sq[kMaxR * 132];                 // R query rows of dk (+ 4) floats, times the scale
-shared uint skv[kKT * (kMaxDim / kPer + 1)];  // K or V tile [key][words + 1]
-shared float sp[kMaxR * kKT];                 // scores, then probabilities [row][key]
+// Row strides in vec4 / uvec4 units, padded by one against bank conflicts.
+shared vec4 sq[kMaxR * 33];                         // R query rows of dk / 4 (+ 1), times the scale
+shared uvec4 skv[kKT * (kMaxDim / (4 * kPer) + 1)];  // K or V tile [key][words / 4 + 1]
+shared vec4 sp[kMaxR * kKT / 4];                    // scores, then probabilities [row][key]
 shared float sred[256];  // per-thread partial maxima, then sums
 shared float sm[kMaxR], sl[kMaxR], sc[kMaxR];
 shared int s_pos[kMaxR], s_seq[kMaxR];
@@ -52,16 +54,19 @@ void main() {
   const uint n_hsub = (p.group + p.hg - 1) / p.hg;
   const uint kvh = gl_WorkGroupID.x / n_hsub, hsub = gl_WorkGroupID.x % n_hsub;
   const uint t0 = gl_WorkGroupID.y * p.bq;
-  const uint R = p.hg * p.bq, qs = p.dk + 4;
-  const uint k_words = p.n_kv_heads * p.dk / kPer, v_words = p.n_kv_heads * p.dv / kPer;
-  const uint kw = p.dk / kPer, vw = p.dv / kPer;  // words of one key / value row
+  const uint R = p.hg * p.bq, qs = p.dk / 4 + 1;  // qs: vec4 per query row
+  // uvec4 per key / value row in the pool (k4, v4), in a tile row (ks, vs), of one head (kw, vw).
+  const uint k4 = p.n_kv_heads * p.dk / (4 * kPer), v4 = p.n_kv_heads * p.dv / (4 * kPer);
+  const uint kw = p.dk / (4 * kPer), vw = p.dv / (4 * kPer), ks = kw + 1, vs = vw + 1;
+  const uint pk = kKT / 4;  // vec4 per probability row
 
   // Row r: batch row t0 + r / hg, query head kvh * group + hsub * hg + r % hg.
   for (uint i = tid; i < R * p.dk; i += 256) {
     const uint r = i / p.dk, d = i % p.dk, t = t0 + r / p.hg, g = hsub * p.hg + r % p.hg;
-    sq[r * qs + d] = t < p.n_tokens && g < p.group
-                         ? q[t * p.q_stride + p.q_offset + (kvh * p.group + g) * p.q_head_stride + d] * p.scale
-                         : 0.0;
+    sq[r * qs + d / 4][d % 4] =
+        t < p.n_tokens && g < p.group
+            ? q[t * p.q_stride + p.q_offset + (kvh * p.group + g) * p.q_head_stride + d] * p.scale
+            : 0.0;
   }
   if (tid < p.bq) {
     const uint t = t0 + tid;
@@ -76,10 +81,10 @@ void main() {
 
   // Scores: key tid % kKT against rows (tid / kKT) * rpt .. + rpt.
   const uint rpt = (R * kKT + 255) / 256, kx = tid % kKT, qy = tid / kKT;
-  // Softmax statistics: `parts` threads per row, each over kpp keys.
+  // Softmax statistics: `parts` threads per row, each over keys j0 .. j1.
   const uint parts = 256 / kMaxR, sr = tid / parts, part = tid % parts, kpp = max(1u, kKT / parts);
   const uint j0 = min(part * kpp, kKT), j1 = min(j0 + kpp, kKT);
-  // Output: dims 2 (tid % 64) + 128 c (+ 1), rows (tid / 64) * (R / 4) .. + R / 4.
+  // Output: dims 2 (tid % 64) + 128 c (+ 1), rows (tid / 64) * rpg .. + rpg.
   const uint dp = tid % 64, rg = tid / 64, rpg = (R + 3) / 4;
   vec2 acc[8][2];
   [[unroll]] for (uint i = 0; i < 8; ++i) acc[i][0] = acc[i][1] = vec2(0.0);
@@ -96,22 +101,24 @@ void main() {
     for (uint base = 0; base <= uint(max_pos); base += kKT) {
       for (uint i = tid; i < kKT * kw; i += 256) {
         const uint j = i / kw, w = i % kw, key = base + j;
-        skv[j * (kw + 1) + w] = key <= uint(max_pos) ? kc[kv_row(seq, key) * k_words + kvh * kw + w] : 0u;
+        skv[j * ks + w] = key <= uint(max_pos) ? kc[kv_row(seq, key) * k4 + kvh * kw + w] : uvec4(0u);
       }
       barrier();
       {
         float s[4] = float[4](0.0, 0.0, 0.0, 0.0);
         for (uint w = 0; w < kw; ++w) {
+          const uvec4 kk = skv[kx * ks + w];
 #ifdef KV_F32
-          const float kx0 = uintBitsToFloat(skv[kx * (kw + 1) + w]);
+          const vec4 ka = uintBitsToFloat(kk);
           [[unroll]] for (uint i = 0; i < 4; ++i)
-            if (i < rpt) s[i] += sq[(qy * rpt + i) * qs + w] * kx0;
+            if (i < rpt) s[i] += dot(sq[(qy * rpt + i) * qs + w], ka);
 #else
-          const vec2 kk = unpackHalf2x16(skv[kx * (kw + 1) + w]);
+          const vec4 ka = vec4(unpackHalf2x16(kk.x), unpackHalf2x16(kk.y));
+          const vec4 kb = vec4(unpackHalf2x16(kk.z), unpackHalf2x16(kk.w));
           [[unroll]] for (uint i = 0; i < 4; ++i)
             if (i < rpt) {
               const uint o = (qy * rpt + i) * qs + 2 * w;
-              s[i] += sq[o] * kk.x + sq[o + 1] * kk.y;
+              s[i] += dot(sq[o], ka) + dot(sq[o + 1], kb);
             }
 #endif
         }
@@ -121,14 +128,14 @@ void main() {
           if (i < rpt && r < R) {
             const uint b = r / p.hg;
             const bool live = s_seq[b] == seq && int(key) <= s_pos[b] && (done & (1u << b)) == 0u;
-            sp[r * kKT + kx] = live ? s[i] : -1.0 / 0.0;
+            sp[r * pk + kx / 4][kx % 4] = live ? s[i] : -1.0 / 0.0;
           }
         }
       }
       barrier();
       float mx = -1.0 / 0.0;
       if (sr < R)
-        for (uint j = j0; j < j1; ++j) mx = max(mx, sp[sr * kKT + j]);
+        for (uint j = j0; j < j1; ++j) mx = max(mx, sp[sr * pk + j / 4][j % 4]);
       sred[tid] = mx;
       barrier();
       float m_new = -1.0 / 0.0, c = 1.0;
@@ -139,9 +146,9 @@ void main() {
         c = m_new == -1.0 / 0.0 ? 1.0 : exp(m_old - m_new);
         float sum = 0.0;
         for (uint j = j0; j < j1; ++j) {
-          const float sv = sp[sr * kKT + j];
+          const float sv = sp[sr * pk + j / 4][j % 4];
           const float pr = sv == -1.0 / 0.0 ? 0.0 : exp(sv - m_new);
-          sp[sr * kKT + j] = pr;
+          sp[sr * pk + j / 4][j % 4] = pr;
           sum += pr;
         }
         mx = sum;
@@ -151,7 +158,7 @@ void main() {
       // V tile while the sums settle (the K tile is no longer read).
       for (uint i = tid; i < kKT * vw; i += 256) {
         const uint j = i / vw, w = i % vw, key = base + j;
-        skv[j * (vw + 1) + w] = key <= uint(max_pos) ? vc[kv_row(seq, key) * v_words + kvh * vw + w] : 0u;
+        skv[j * vs + w] = key <= uint(max_pos) ? vc[kv_row(seq, key) * v4 + kvh * vw + w] : uvec4(0u);
       }
       barrier();
       if (sr < R && part == 0) {
@@ -170,19 +177,23 @@ void main() {
           acc[i][1] *= cr;
         }
       }
-      for (uint j = 0; j < kKT; ++j) {
+      for (uint j = 0; j < kKT; j += 4) {
+        vec4 pr[8];
+        [[unroll]] for (uint i = 0; i < 8; ++i) {
+          const uint r = rg * rpg + i;
+          pr[i] = i < rpg && r < R ? sp[r * pk + j / 4] : vec4(0.0);
+        }
         [[unroll]] for (uint c2 = 0; c2 < 2; ++c2) {
           const uint d = 2 * dp + 128 * c2;
           if (d >= p.dv) continue;
+          [[unroll]] for (uint jj = 0; jj < 4; ++jj) {
 #ifdef KV_F32
-          const vec2 vv = vec2(uintBitsToFloat(skv[j * (vw + 1) + d]),
-                               d + 1 < p.dv ? uintBitsToFloat(skv[j * (vw + 1) + d + 1]) : 0.0);
+            const uvec4 u = skv[(j + jj) * vs + d / 4];
+            const vec2 vv = uintBitsToFloat(d % 4 == 0 ? u.xy : u.zw);
 #else
-          const vec2 vv = unpackHalf2x16(skv[j * (vw + 1) + d / 2]);
+            const vec2 vv = unpackHalf2x16(skv[(j + jj) * vs + d / 8][(d / 2) % 4]);
 #endif
-          [[unroll]] for (uint i = 0; i < 8; ++i) {
-            const uint r = rg * rpg + i;
-            if (i < rpg && r < R) acc[i][c2] += sp[r * kKT + j] * vv;
+            [[unroll]] for (uint i = 0; i < 8; ++i) acc[i][c2] += pr[i][jj] * vv;
           }
         }
       }
