@@ -16,9 +16,10 @@
 namespace zinc::vulkan::ops {
 
 // One workgroup tile of the cooperative-matrix kernel: rows x tokens, its 8 subgroups in a
-// sg_rows x (8 / sg_rows) grid.
+// sg_rows x (8 / sg_rows) grid; deep: loads run two K steps ahead instead of one.
 struct GemmTile {
   uint32_t rows, tokens, sg_rows;
+  bool deep;
 };
 
 struct GemmOptions {
