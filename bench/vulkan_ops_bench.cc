@@ -211,7 +211,7 @@ int register_all() {
         const ops::GemmTile& tile = ops::Gemm::coopmat_tiles()[i];
         benchmark::RegisterBenchmark(("gemm_tile/Q4_K/" + std::string(kShapes[s].name) + "/" + std::to_string(n) + "/" +
                                       std::to_string(tile.rows) + "x" + std::to_string(tile.tokens) + "_sg" +
-                                      std::to_string(tile.sg_rows) + (tile.deep ? "_deep" : ""))
+                                      std::to_string(tile.sg_rows))
                                          .c_str(),
                                      BM_Gemm, TensorType::Q4_K, kShapes[s].rows, kShapes[s].cols, n, true, int(i))
             ->UseManualTime()

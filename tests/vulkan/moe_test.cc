@@ -154,7 +154,7 @@ void check_moe(const MoeShape& s, bool int8) {
 }
 
 // The prefill path: device grouping, expert GEMMs, combine; ids from the device router.
-void check_moe_gemm(const MoeShape& s, uint32_t slot_tile, bool coopmat = true, bool deep = false) {
+void check_moe_gemm(const MoeShape& s, uint32_t slot_tile, bool coopmat = true) {
   SCOPED_TRACE(testing::Message() << "gemm tile " << slot_tile << " " << type_name(s.type) << " embd " << s.embd << " ff " << s.ff
                                   << " experts " << s.n_expert << " k " << s.k << " tokens " << s.n_tokens);
   const uint32_t T = uint32_t(s.n_tokens), k = uint32_t(s.k), E = uint32_t(s.n_expert);
@@ -165,8 +165,8 @@ void check_moe_gemm(const MoeShape& s, uint32_t slot_tile, bool coopmat = true, 
   const CpuMoe want = cpu_moe(s, gate, up, down, x, logits);
 
   auto route = ops::MoeRoute::create(dev());
-  auto pair = ops::MoeGemm::create(dev(), s.type, true, slot_tile, coopmat, deep);
-  auto dn = ops::MoeGemm::create(dev(), s.type, false, slot_tile, coopmat, deep);
+  auto pair = ops::MoeGemm::create(dev(), s.type, true, slot_tile, coopmat);
+  auto dn = ops::MoeGemm::create(dev(), s.type, false, slot_tile, coopmat);
   ASSERT_TRUE(route.ok() && pair.ok() && dn.ok());
   auto wg = upload(gate), wu = upload(up), wd = upload(down);
   auto bx = host_buffer(x), bl = host_buffer(logits);
@@ -217,15 +217,6 @@ TEST(VulkanMoeGemm, ScalarKernel) {
   if (!dev().caps().coopmat_nv_f16) GTEST_SKIP() << "the scalar kernel is the default here";
   check_moe_gemm({TensorType::Q4_K, 512, 256, 5, 2, 70}, 32, false);
   check_moe_gemm({TensorType::F32, 72, 40, 7, 3, 21}, 64, false);
-}
-
-// The cooperative-matrix kernel loading two K steps ahead (odd and even step counts).
-TEST(VulkanMoeGemm, DeepKernel) {
-  ZINC_REQUIRE_VULKAN();
-  if (!dev().caps().coopmat_nv_f16) GTEST_SKIP() << "no cooperative matrices here";
-  for (uint32_t tile : {32u, 64u}) check_moe_gemm({TensorType::Q4_K, 512, 256, 5, 2, 70}, tile, true, true);
-  check_moe_gemm({TensorType::F32, 72, 40, 7, 3, 21}, 32, true, true);
-  check_moe_gemm({TensorType::Q8_0, 160, 96, 130, 8, 3}, 0, true, true);
 }
 
 TEST(VulkanMoeRoute, MatchesCpuOnManyExperts) {

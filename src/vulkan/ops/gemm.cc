@@ -1,7 +1,5 @@
 #include "vulkan/ops/gemm.h"
 
-#include <algorithm>
-
 namespace zinc::vulkan::ops {
 namespace {
 
@@ -13,10 +11,8 @@ static_assert(sizeof(Push) == 48, "mirrors the push block of shaders/gemm.comp")
 
 // The first kAutoTiles are the ones pick_tile chooses from, largest first. H200, Q4_K 4096x4096
 // x 512 tokens: 111 TFLOP/s with 128x128 (128 workgroups), 75 with 128x64 or 64x64.
-constexpr GemmTile kTiles[] = {{128, 128, 2, false}, {128, 64, 4, false}, {64, 64, 4, false},
-                               {64, 128, 2, false},  {128, 32, 8, false}, {128, 128, 2, true},
-                               {128, 64, 4, true},   {64, 64, 4, true}};
-constexpr uint32_t kAutoTiles[] = {0, 1, 2};
+constexpr GemmTile kTiles[] = {{128, 128, 2}, {128, 64, 4}, {64, 64, 4}, {64, 128, 2}, {128, 32, 8}};
+constexpr uint32_t kAutoTiles = 3;
 // About one workgroup per multiprocessor of a large GPU (an H200 has 132).
 constexpr uint64_t kMinWorkgroups = 128;
 
@@ -34,9 +30,9 @@ Gemm::~Gemm() = default;
 std::span<const GemmTile> Gemm::coopmat_tiles() { return kTiles; }
 
 uint32_t Gemm::pick_tile(uint32_t rows, uint32_t n_tokens) {
-  for (uint32_t i : kAutoTiles)
+  for (uint32_t i = 0; i < kAutoTiles; ++i)
     if (workgroups(kTiles[i], rows, n_tokens) >= kMinWorkgroups) return i;
-  return kAutoTiles[std::size(kAutoTiles) - 1];
+  return kAutoTiles - 1;
 }
 
 Result<std::unique_ptr<Gemm>> Gemm::create(const Device& device, TensorType type, const GemmOptions& options) {
@@ -50,16 +46,14 @@ Result<std::unique_ptr<Gemm>> Gemm::create(const Device& device, TensorType type
   if (g->coopmat_) {
     g->tiles_.resize(std::size(kTiles));
     for (uint32_t i = 0; i < std::size(kTiles) && g->coopmat_; ++i) {
-      const bool wanted = options.tile >= 0 ? int(i) == options.tile
-                                            : std::find(std::begin(kAutoTiles), std::end(kAutoTiles), i) != std::end(kAutoTiles);
-      if (!wanted) continue;
+      if (options.tile >= 0 ? int(i) != options.tile : i >= kAutoTiles) continue;
       const GemmTile& t = kTiles[i];
       if (shared_bytes(t) > caps.max_compute_shared_bytes) {
         g->coopmat_ = false;
         break;
       }
       auto p = make_pipeline(device, "gemm_coopmat_" + shader_type_suffix(type), 4, sizeof(Push),
-                             {t.rows, t.tokens, t.sg_rows, t.deep ? 1u : 0u});
+                             {t.rows, t.tokens, t.sg_rows});
       if (p.ok())
         g->tiles_[i] = std::move(*p);
       else

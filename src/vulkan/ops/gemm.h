@@ -16,10 +16,9 @@
 namespace zinc::vulkan::ops {
 
 // One workgroup tile of the cooperative-matrix kernel: rows x tokens, its 8 subgroups in a
-// sg_rows x (8 / sg_rows) grid; deep: loads run two K steps ahead instead of one.
+// sg_rows x (8 / sg_rows) grid.
 struct GemmTile {
   uint32_t rows, tokens, sg_rows;
-  bool deep;
 };
 
 struct GemmOptions {

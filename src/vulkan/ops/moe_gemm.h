@@ -26,10 +26,8 @@ class MoeGemm {
  public:
   static constexpr uint32_t kMaxExperts = 1024;
   // slot_tile: 32 or 64 slots per workgroup, 0: chosen per batch (slot_tile_for).
-  // coopmat: use the cooperative-matrix kernel where the device has it; deep: its loads two K
-  // steps ahead.
   static Result<std::unique_ptr<MoeGemm>> create(const Device& device, TensorType type, bool swiglu,
-                                                 uint32_t slot_tile = 0, bool coopmat = true, bool deep = false);
+                                                 uint32_t slot_tile = 0, bool coopmat = true);
   ~MoeGemm();
 
   static uint32_t slot_tile_for(uint32_t n_slots, uint32_t n_expert);

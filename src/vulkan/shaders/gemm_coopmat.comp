@@ -3,9 +3,9 @@
 // workgroup of 8 subgroups of 32 computes kBM rows x kBN tokens (specialization constants);
 // the subgroups form a kSgRows x (8 / kSgRows) grid, each holding kMI x kNJ accumulators. K
 // runs in steps of 64 (two weight groups per row): every thread loads its share of the next
-// step's (kDeep: the next two steps') weight words and x into registers while the matrices of
-// the current step multiply, then decodes them to f16 and stores them into shared memory
-// (16-byte stores, rows padded to 144 bytes). Full output matrices are stored straight from the accumulators (residual loaded
+// step's weight words and x into registers while the matrices of the current step multiply,
+// then decodes them to f16 and stores them into shared memory (16-byte stores, rows padded to
+// 144 bytes). Full output matrices are stored straight from the accumulators (residual loaded
 // the same way) where flags bit 1 says y is 16-byte aligned; others go through shared memory.
 // Selected at run time where DeviceCaps::coopmat_nv_f16 and the subgroup size is 32.
 #extension GL_NV_cooperative_matrix : require
@@ -18,7 +18,6 @@ layout(local_size_x = 256) in;
 layout(constant_id = 0) const uint kBM = 128;     // rows per workgroup: 64, 128 or 256
 layout(constant_id = 1) const uint kBN = 128;     // tokens per workgroup: 32, 64 or 128
 layout(constant_id = 2) const uint kSgRows = 2;   // subgroups along the rows: 1, 2, 4 or 8
-layout(constant_id = 3) const bool kDeep = false; // loads two steps ahead (two register sets)
 layout(std430, binding = 1) readonly buffer X4 { vec4 x4[]; };
 layout(std430, binding = 1) readonly buffer X1 { float x1[]; };
 layout(std430, binding = 2) buffer Y { float y[]; };
@@ -40,10 +39,9 @@ const uint kBPer = kBN / 32;               // runs of 8 x values per thread per 
 shared uvec4 as_[kBM * kStride];  // W tile [row][k], f16
 shared uvec4 bs_[kBN * kStride];  // x tile [token][k], f16
 
-RawGroup ra_[2 * kAPer];  // [set][i]
-vec4 rb_[2 * kBPer * 2];   // [set][i][half]
-uint tid_, tile_r_, tile_t_, groups_, blocks_, wr_, wt_;
-fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc_[kMI * kNJ];
+RawGroup ra_[kAPer];
+vec4 rb_[kBPer * 2];
+uint tid_, tile_r_, tile_t_, groups_, blocks_;
 
 vec4 load_x(uint tok, uint k) {
   vec4 v = vec4(0.0);
@@ -57,19 +55,19 @@ vec4 load_x(uint tok, uint k) {
   return v;
 }
 
-// Global loads of step s into register set `set`.
-void fetch(uint s, uint set) {
+// Global loads of step s into registers.
+void fetch(uint s) {
   [[unroll]] for (uint i = 0; i < kAPer; ++i) {
     const uint idx = tid_ + 256 * i, g = 2 * s + idx % 2;
     if (idx < 2 * kBM && g < groups_) {
       const uint row = min(tile_r_ + idx / 2, p.rows - 1);
-      ra_[set * kAPer + i] = load_raw(0, p.planes, row * groups_ + g, row * blocks_ + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
+      ra_[i] = load_raw(0, p.planes, row * groups_ + g, row * blocks_ + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
     }
   }
   [[unroll]] for (uint i = 0; i < kBPer; ++i) {
     const uint e = tid_ + 256 * i, tok = tile_t_ + e / 8, k = 64 * s + 8 * (e % 8);
-    rb_[2 * (set * kBPer + i)] = load_x(tok, k);
-    rb_[2 * (set * kBPer + i) + 1] = load_x(tok, k + 4);
+    rb_[2 * i] = load_x(tok, k);
+    rb_[2 * i + 1] = load_x(tok, k + 4);
   }
 }
 
@@ -77,15 +75,15 @@ uvec4 pack8(vec4 a, vec4 b) {
   return uvec4(packHalf2x16(a.xy), packHalf2x16(a.zw), packHalf2x16(b.xy), packHalf2x16(b.zw));
 }
 
-// Register set `set` (step s), decoded, into shared memory.
-void stage(uint s, uint set) {
+// Registers of step s, decoded, into shared memory.
+void stage(uint s) {
   [[unroll]] for (uint i = 0; i < kAPer; ++i) {
     const uint idx = tid_ + 256 * i, g = 2 * s + idx % 2;
     if (idx < 2 * kBM) {
       const uint base = (idx / 2) * kStride + 4 * (idx % 2);
       if (g < groups_) {
         const uint row = min(tile_r_ + idx / 2, p.rows - 1);
-        const Group gr = decode_group(ra_[set * kAPer + i], row * blocks_ + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
+        const Group gr = decode_group(ra_[i], row * blocks_ + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
         [[unroll]] for (uint q = 0; q < 4; ++q)
           as_[base + q] = pack8(group_values(gr, 2 * q), group_values(gr, 2 * q + 1));
       } else {
@@ -95,19 +93,7 @@ void stage(uint s, uint set) {
   }
   [[unroll]] for (uint i = 0; i < kBPer; ++i) {
     const uint e = tid_ + 256 * i;
-    bs_[(e / 8) * kStride + e % 8] = pack8(rb_[2 * (set * kBPer + i)], rb_[2 * (set * kBPer + i) + 1]);
-  }
-}
-
-// The products of the step in shared memory.
-void mma() {
-  [[unroll]] for (uint kk = 0; kk < 4; ++kk) {
-    fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[kMI];
-    fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> b[kNJ];
-    [[unroll]] for (uint i = 0; i < kMI; ++i) coopMatLoadNV(a[i], as_, (wr_ + 16 * i) * kStride + 2 * kk, kStride, false);
-    [[unroll]] for (uint j = 0; j < kNJ; ++j) coopMatLoadNV(b[j], bs_, (wt_ + 16 * j) * kStride + 2 * kk, kStride, true);
-    [[unroll]] for (uint i = 0; i < kMI; ++i)
-      [[unroll]] for (uint j = 0; j < kNJ; ++j) acc_[i * kNJ + j] = coopMatMulAddNV(a[i], b[j], acc_[i * kNJ + j]);
+    bs_[(e / 8) * kStride + e % 8] = pack8(rb_[2 * i], rb_[2 * i + 1]);
   }
 }
 
@@ -119,52 +105,38 @@ void main() {
   tile_r_ = gl_WorkGroupID.y * kBM;
   groups_ = (p.cols + 31) / 32;
   blocks_ = groups_ / BLOCK_GROUPS;
-  wr_ = 16 * kMI * (sg % kSgRows);
-  wt_ = 16 * kNJ * (sg / kSgRows);
-  const uint wr = wr_, wt = wt_;
+  const uint wr = 16 * kMI * (sg % kSgRows), wt = 16 * kNJ * (sg / kSgRows);
   // Full matrices with aligned y go straight to memory (column-major: element (row, token) at
   // token * y_stride + row), starting from the residual; the rest through shared memory.
   const bool add = (p.flags & 1u) != 0u, direct = (p.flags & 2u) != 0u;
+  fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[kMI * kNJ];
   [[unroll]] for (uint i = 0; i < kMI; ++i)
     [[unroll]] for (uint j = 0; j < kNJ; ++j) {
       const uint row0 = tile_r_ + wr + 16 * i, tok0 = tile_t_ + wt + 16 * j;
       if (add && direct && row0 + 16 <= p.rows && tok0 + 16 <= p.n_tokens)
-        coopMatLoadNV(acc_[i * kNJ + j], residual, tok0 * p.y_stride + p.y_offset + row0, p.y_stride, true);
+        coopMatLoadNV(acc[i * kNJ + j], residual, tok0 * p.y_stride + p.y_offset + row0, p.y_stride, true);
       else
-        acc_[i * kNJ + j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+        acc[i * kNJ + j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
     }
 
   const uint steps = (groups_ + 1) / 2;
-  fetch(0, 0);
-  if (kDeep && steps > 1) fetch(1, 1);
-  stage(0, 0);
+  fetch(0);
+  stage(0);
   barrier();
-  if (kDeep) {
-    // Shared memory holds step s, set 1 step s + 1 (loading), set 0 is free.
-    for (uint s = 0; s < steps; s += 2) {
-      if (s + 2 < steps) fetch(s + 2, 0);
-      mma();
-      barrier();
-      if (s + 1 >= steps) break;
-      stage(s + 1, 1);
-      barrier();
-      if (s + 3 < steps) fetch(s + 3, 1);
-      mma();
-      barrier();
-      if (s + 2 < steps) {
-        stage(s + 2, 0);
-        barrier();
-      }
+  for (uint s = 0; s < steps; ++s) {
+    if (s + 1 < steps) fetch(s + 1);
+    [[unroll]] for (uint kk = 0; kk < 4; ++kk) {
+      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[kMI];
+      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> b[kNJ];
+      [[unroll]] for (uint i = 0; i < kMI; ++i) coopMatLoadNV(a[i], as_, (wr + 16 * i) * kStride + 2 * kk, kStride, false);
+      [[unroll]] for (uint j = 0; j < kNJ; ++j) coopMatLoadNV(b[j], bs_, (wt + 16 * j) * kStride + 2 * kk, kStride, true);
+      [[unroll]] for (uint i = 0; i < kMI; ++i)
+        [[unroll]] for (uint j = 0; j < kNJ; ++j) acc[i * kNJ + j] = coopMatMulAddNV(a[i], b[j], acc[i * kNJ + j]);
     }
-  } else {
-    for (uint s = 0; s < steps; ++s) {
-      if (s + 1 < steps) fetch(s + 1, 0);
-      mma();
+    barrier();
+    if (s + 1 < steps) {
+      stage(s + 1);
       barrier();
-      if (s + 1 < steps) {
-        stage(s + 1, 0);
-        barrier();
-      }
     }
   }
 
@@ -173,10 +145,10 @@ void main() {
       const uint row0 = tile_r_ + wr + 16 * i, tok0 = tile_t_ + wt + 16 * j;
       if (row0 >= p.rows || tok0 >= p.n_tokens) continue;
       if (direct && row0 + 16 <= p.rows && tok0 + 16 <= p.n_tokens) {
-        coopMatStoreNV(acc_[i * kNJ + j], y, tok0 * p.y_stride + p.y_offset + row0, p.y_stride, true);
+        coopMatStoreNV(acc[i * kNJ + j], y, tok0 * p.y_stride + p.y_offset + row0, p.y_stride, true);
         continue;
       }
-      coopMatStoreNV(acc_[i * kNJ + j], as_, sg * 64, 4, true);
+      coopMatStoreNV(acc[i * kNJ + j], as_, sg * 64, 4, true);
       subgroupMemoryBarrierShared();
       subgroupBarrier();
       for (uint e = lane; e < 256; e += gl_SubgroupSize) {

@@ -1,9 +1,9 @@
 #version 450
 // moe_gemm.comp on NV cooperative matrices (16x16x16, f16 inputs, f32 accumulators), with
 // gemm_coopmat.comp's K loop: steps of 64, the next step's weight words and x rows loaded into
-// registers while the current one multiplies (kDeep: two steps ahead), decoded to f16 into
-// shared memory. Same tiles as moe_gemm.comp (kBM = 4096 / kBN rows x kBN slots of one
-// expert); the 8 subgroups form a (kBM / 16) x (kBN / 32) grid of 16 rows x 32 slots each (per matrix of the pair). Results go
+// registers while the current one multiplies, decoded to f16 into shared memory. Same tiles as
+// moe_gemm.comp (kBM = 4096 / kBN rows x kBN slots of one expert); the 8 subgroups form a
+// (kBM / 16) x (kBN / 32) grid of 16 rows x 32 slots each (per matrix of the pair). Results go
 // through shared memory to the slots' rows (silu(gate) * up for pairs).
 #extension GL_NV_cooperative_matrix : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
@@ -15,7 +15,6 @@
 layout(local_size_x = 256) in;
 layout(constant_id = 0) const bool kPair = false;
 layout(constant_id = 1) const uint kBN = 64;  // slots per tile: 64 or 32
-layout(constant_id = 2) const bool kDeep = false;  // loads two steps ahead (two register sets)
 layout(std430, binding = 2) readonly buffer X4 { vec4 x4[]; };
 layout(std430, binding = 2) readonly buffer X1 { float x1[]; };
 layout(std430, binding = 3) writeonly buffer Y { float y[]; };
@@ -43,10 +42,9 @@ shared uvec4 as_[kMats * kBM * kStride];  // W tiles [mat][row][k], f16
 shared uvec4 bs_[kBN * kStride];          // x tile [slot][k], f16
 shared uint s_xrow[kBN], s_slot[kBN];
 
-RawGroup ra_[2 * kAPer];  // [set][i]
-vec4 rb_[2 * kBPer * 2];   // [set][i][half]
-uint tid_, tile_r_, erow_, groups_, blocks_, n_slots_, wr_, wt_;
-fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc_[kMats * 2];
+RawGroup ra_[kAPer];
+vec4 rb_[kBPer * 2];
+uint tid_, tile_r_, erow_, groups_, blocks_, n_slots_;
 
 vec4 load_x(uint t, uint kk) {
   vec4 v = vec4(0.0);
@@ -61,19 +59,19 @@ vec4 load_x(uint t, uint kk) {
   return v;
 }
 
-void fetch(uint s, uint set) {
+void fetch(uint s) {
   [[unroll]] for (uint i = 0; i < kAPer; ++i) {
     const uint idx = tid_ + 256 * i, g = 2 * s + idx % 2, which = idx / (2 * kBM);
     if (idx < kMats * 2 * kBM && g < groups_) {
       const uint row = erow_ + min(tile_r_ + (idx / 2) % kBM, p.rows - 1);
-      ra_[set * kAPer + i] = load_raw(which, which == 0 ? p.planes0 : p.planes1, row * groups_ + g, row * blocks_ + g / BLOCK_GROUPS,
+      ra_[i] = load_raw(which, which == 0 ? p.planes0 : p.planes1, row * groups_ + g, row * blocks_ + g / BLOCK_GROUPS,
                         g % BLOCK_GROUPS);
     }
   }
   [[unroll]] for (uint i = 0; i < kBPer; ++i) {
     const uint e = tid_ + 256 * i, t = e / 8, kk = 64 * s + 8 * (e % 8);
-    rb_[2 * (set * kBPer + i)] = load_x(t, kk);
-    rb_[2 * (set * kBPer + i) + 1] = load_x(t, kk + 4);
+    rb_[2 * i] = load_x(t, kk);
+    rb_[2 * i + 1] = load_x(t, kk + 4);
   }
 }
 
@@ -81,14 +79,14 @@ uvec4 pack8(vec4 a, vec4 b) {
   return uvec4(packHalf2x16(a.xy), packHalf2x16(a.zw), packHalf2x16(b.xy), packHalf2x16(b.zw));
 }
 
-void stage(uint s, uint set) {
+void stage(uint s) {
   [[unroll]] for (uint i = 0; i < kAPer; ++i) {
     const uint idx = tid_ + 256 * i, g = 2 * s + idx % 2;
     if (idx < kMats * 2 * kBM) {
       const uint base = (idx / 2) * kStride + 4 * (idx % 2);  // [mat][row] rows are consecutive
       if (g < groups_) {
         const uint row = erow_ + min(tile_r_ + (idx / 2) % kBM, p.rows - 1);
-        const Group gr = decode_group(ra_[set * kAPer + i], row * blocks_ + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
+        const Group gr = decode_group(ra_[i], row * blocks_ + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
         [[unroll]] for (uint q = 0; q < 4; ++q)
           as_[base + q] = pack8(group_values(gr, 2 * q), group_values(gr, 2 * q + 1));
       } else {
@@ -98,19 +96,7 @@ void stage(uint s, uint set) {
   }
   [[unroll]] for (uint i = 0; i < kBPer; ++i) {
     const uint e = tid_ + 256 * i;
-    bs_[(e / 8) * kStride + e % 8] = pack8(rb_[2 * (set * kBPer + i)], rb_[2 * (set * kBPer + i) + 1]);
-  }
-}
-
-void mma() {
-  [[unroll]] for (uint kk = 0; kk < 4; ++kk) {
-    fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> b[2];
-    [[unroll]] for (uint j = 0; j < 2; ++j) coopMatLoadNV(b[j], bs_, (wt_ + 16 * j) * kStride + 2 * kk, kStride, true);
-    [[unroll]] for (uint m = 0; m < kMats; ++m) {
-      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a;
-      coopMatLoadNV(a, as_, (m * kBM + wr_) * kStride + 2 * kk, kStride, false);
-      [[unroll]] for (uint j = 0; j < 2; ++j) acc_[m * 2 + j] = coopMatMulAddNV(a, b[j], acc_[m * 2 + j]);
-    }
+    bs_[(e / 8) * kStride + e % 8] = pack8(rb_[2 * i], rb_[2 * i + 1]);
   }
 }
 
@@ -131,42 +117,29 @@ void main() {
     s_xrow[tid_] = kPair ? slot / p.k : slot;
   }
   barrier();
-  wr_ = 16 * (sg % kSgRows);
-  wt_ = 32 * (sg / kSgRows);
-  const uint wr = wr_, wt = wt_;
-  [[unroll]] for (uint i = 0; i < kMats * 2; ++i) acc_[i] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+  const uint wr = 16 * (sg % kSgRows), wt = 32 * (sg / kSgRows);
+  fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[kMats * 2];
+  [[unroll]] for (uint i = 0; i < kMats * 2; ++i) acc[i] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
 
   const uint steps = (groups_ + 1) / 2;
-  fetch(0, 0);
-  if (kDeep && steps > 1) fetch(1, 1);
-  stage(0, 0);
+  fetch(0);
+  stage(0);
   barrier();
-  if (kDeep) {
-    // Shared memory holds step s, set 1 step s + 1 (loading), set 0 is free.
-    for (uint s = 0; s < steps; s += 2) {
-      if (s + 2 < steps) fetch(s + 2, 0);
-      mma();
-      barrier();
-      if (s + 1 >= steps) break;
-      stage(s + 1, 1);
-      barrier();
-      if (s + 3 < steps) fetch(s + 3, 1);
-      mma();
-      barrier();
-      if (s + 2 < steps) {
-        stage(s + 2, 0);
-        barrier();
+  for (uint s = 0; s < steps; ++s) {
+    if (s + 1 < steps) fetch(s + 1);
+    [[unroll]] for (uint kk = 0; kk < 4; ++kk) {
+      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> b[2];
+      [[unroll]] for (uint j = 0; j < 2; ++j) coopMatLoadNV(b[j], bs_, (wt + 16 * j) * kStride + 2 * kk, kStride, true);
+      [[unroll]] for (uint m = 0; m < kMats; ++m) {
+        fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a;
+        coopMatLoadNV(a, as_, (m * kBM + wr) * kStride + 2 * kk, kStride, false);
+        [[unroll]] for (uint j = 0; j < 2; ++j) acc[m * 2 + j] = coopMatMulAddNV(a, b[j], acc[m * 2 + j]);
       }
     }
-  } else {
-    for (uint s = 0; s < steps; ++s) {
-      if (s + 1 < steps) fetch(s + 1, 0);
-      mma();
+    barrier();
+    if (s + 1 < steps) {
+      stage(s + 1);
       barrier();
-      if (s + 1 < steps) {
-        stage(s + 1, 0);
-        barrier();
-      }
     }
   }
 
@@ -176,7 +149,7 @@ void main() {
   [[unroll]] for (uint j = 0; j < 2; ++j) {
     const uint t0 = wt + 16 * j;
     if (t0 >= tile.z || tile_r_ + wr >= p.rows) continue;
-    [[unroll]] for (uint m = 0; m < kMats; ++m) coopMatStoreNV(acc_[m * 2 + j], as_, region + 64 * m, 4, true);
+    [[unroll]] for (uint m = 0; m < kMats; ++m) coopMatStoreNV(acc[m * 2 + j], as_, region + 64 * m, 4, true);
     subgroupMemoryBarrierShared();
     subgroupBarrier();
     for (uint e = lane; e < 256; e += gl_SubgroupSize) {
