@@ -86,7 +86,7 @@ TEST(VulkanGemm, ShapesResidualAndChunks) {
 }
 
 // Every cooperative-matrix tile, with full and partial matrices, y aligned (matrix stores, the
-// residual loaded into the accumulators) and not, weights in chunks.
+// residual loaded into the accumulators) and not, weights in chunks, odd and even K step counts.
 TEST(VulkanGemm, EveryTile) {
   ZINC_REQUIRE_VULKAN();
   if (!dev().caps().coopmat_nv_f16) GTEST_SKIP() << "no cooperative matrices here";
@@ -95,7 +95,8 @@ TEST(VulkanGemm, EveryTile) {
     check_gemm(TensorType::Q6_K, 131, 512, 37, true, true, 0, t, false);
     check_gemm(TensorType::F16, 96, 96, 16, true, false, 0, t, true);
     check_gemm(TensorType::F32, 33, 100, 9, true, false, 0, t, true);
-    check_gemm(TensorType::Q8_0, 300, 256, 70, true, true, 32 * 1024, t, true);
+    check_gemm(TensorType::Q8_0, 300, 160, 70, true, true, 32 * 1024, t, true);  // 3 K steps
+    check_gemm(TensorType::F16, 40, 32, 20, true, true, 0, t, true);            // 1 K step
   }
 }
 
