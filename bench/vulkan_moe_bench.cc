@@ -309,8 +309,9 @@ int register_all() {
                                  BM_DeltaNet, 512u, true, k)
         ->UseManualTime()->Unit(benchmark::kMicrosecond);
   for (bool coopmat : {true, false})
-    benchmark::RegisterBenchmark((std::string("moe_gemm/gate_up/Q4_K/tokens512/") + (coopmat ? "coopmat" : "scalar")).c_str(),
-                                 BM_MoeGemm, TensorType::Q4_K, 512u, coopmat)
+    benchmark::RegisterBenchmark(
+        (std::string("moe_gemm/gate_up/Q4_K/tokens512/") + (coopmat ? "coopmat" : "scalar")).c_str(), BM_MoeGemm,
+        TensorType::Q4_K, 512u, coopmat)
         ->UseManualTime()->Unit(benchmark::kMicrosecond);
   return 0;
 }

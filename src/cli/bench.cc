@@ -125,7 +125,8 @@ int print_profile_step(engine::Runner& r, const std::vector<int32_t>& tokens, in
     std::printf("decode step at depth %d on %s: %.1f us of GPU time (a barrier after every op)\n\n", depth,
                 r.device_name().c_str(), total / 1e3);
   else
-    std::printf("prefill step of %d tokens at depth %d on %s: %.1f us of GPU time, %.0f tok/s (a barrier after every op)\n\n",
+    std::printf("prefill step of %d tokens at depth %d on %s: %.1f us of GPU time, %.0f tok/s"
+                " (a barrier after every op)\n\n",
                 n, depth, r.device_name().c_str(), total / 1e3, n / (total * 1e-9));
   print_rows("op", kinds, total);
   if (!matmuls.empty()) print_rows("matrix product", matmuls, total);

@@ -237,7 +237,8 @@ Result<std::vector<vulkan::OpTiming>> Runner::profile_step(kv::SeqId seq, std::s
   if (!vk_) return error("profiling needs the Vulkan backend");
   if (!cache_->has_sequence(seq)) return error("sequence %d does not exist", seq);
   const int64_t n = int64_t(tokens.size());
-  if (n == 0 || n > options_.max_batch) return error("profile step of %lld tokens: 1 to %lld", (long long)n, (long long)options_.max_batch);
+  if (n == 0 || n > options_.max_batch)
+    return error("profile step of %lld tokens: 1 to %lld", (long long)n, (long long)options_.max_batch);
   const int32_t start = int32_t(cache_->length(seq));
   positions_.resize(size_t(n));
   for (int64_t i = 0; i < n; ++i) positions_[size_t(i)] = start + int32_t(i);

@@ -177,7 +177,11 @@ TEST_P(SchedulerPrefix, PrefixReuseGivesTheSameTokensAndLogits) {
   EXPECT_EQ(fresh.done.cached_tokens, 0);
   EXPECT_EQ(cached.tokens, fresh.tokens);
   ASSERT_EQ(cached.logprobs.size(), fresh.logprobs.size());
-  for (size_t t = 0; t < cached.logprobs.size(); ++t) EXPECT_NEAR(cached.logprobs[t], fresh.logprobs[t], 1e-4) << t;
+  // On Vulkan the fresh run computes the reply's positions with the prefill attention kernel
+  // (tiled over queries, another summation order) where the cached run decoded them: logits
+  // agree to ~1e-9 nmse, log-probabilities to a few 1e-4.
+  const double tol = GetParam() == Backend::kVulkan ? 2e-3 : 1e-4;
+  for (size_t t = 0; t < cached.logprobs.size(); ++t) EXPECT_NEAR(cached.logprobs[t], fresh.logprobs[t], tol) << t;
   // The same prompt again reuses all but its last token; a different one shares only BOS.
   EXPECT_EQ(collect(*s.scheduler->submit(greedy(turn2, 4))).done.cached_tokens, int64_t(turn2.size()) - 1);
   const auto stats = s.scheduler->stats();

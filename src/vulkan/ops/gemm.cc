@@ -1,5 +1,7 @@
 #include "vulkan/ops/gemm.h"
 
+#include <iterator>
+
 namespace zinc::vulkan::ops {
 namespace {
 
@@ -37,7 +39,8 @@ uint32_t Gemm::pick_tile(uint32_t rows, uint32_t n_tokens) {
 
 Result<std::unique_ptr<Gemm>> Gemm::create(const Device& device, TensorType type, const GemmOptions& options) {
   ZINC_RETURN_IF_ERROR(weight_format(type).status());
-  if (options.tile >= int(std::size(kTiles))) return error("gemm tile %d: there are %zu", options.tile, std::size(kTiles));
+  if (options.tile >= int(std::size(kTiles)))
+    return error("gemm tile %d: there are %zu", options.tile, std::size(kTiles));
   const DeviceCaps& caps = device.caps();
   std::unique_ptr<Gemm> g(new Gemm());
   g->type_ = type;

@@ -1,6 +1,6 @@
 // Prefill matrix products y = W x for many tokens, W dequantized tile by tile into shared
 // memory. Two kernels: a scalar float32 tiled GEMM (64 rows x 64 tokens per workgroup; runs
-// everywhere) and an NV cooperative-matrix one (f16 inputs, f32 accumulation, tiles of 64..256
+// everywhere) and an NV cooperative-matrix one (f16 inputs, f32 accumulation, tiles of 64..128
 // rows x 32..128 tokens picked per call from the shape), chosen at creation where the device
 // has f16 16x16x16 cooperative matrices and 32-wide subgroups. record() allocates nothing and
 // adds no barrier.

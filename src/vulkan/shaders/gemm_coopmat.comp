@@ -15,7 +15,7 @@
 #include "quant.glsl"
 
 layout(local_size_x = 256) in;
-layout(constant_id = 0) const uint kBM = 128;     // rows per workgroup: 64, 128 or 256
+layout(constant_id = 0) const uint kBM = 128;     // rows per workgroup: 64 or 128
 layout(constant_id = 1) const uint kBN = 128;     // tokens per workgroup: 32, 64 or 128
 layout(constant_id = 2) const uint kSgRows = 2;   // subgroups along the rows: 1, 2, 4 or 8
 layout(std430, binding = 1) readonly buffer X4 { vec4 x4[]; };
