@@ -242,11 +242,12 @@ void BM_DeltaNet(benchmark::State& state, uint32_t n_tokens, bool one_seq, ops::
   });
 }
 
-void BM_MoeGemm(benchmark::State& state, TensorType type, uint32_t n_tokens) {
+void BM_MoeGemm(benchmark::State& state, TensorType type, uint32_t n_tokens, bool coopmat) {
   Context& c = *context();
   if (!c.device) return state.SkipWithError("no Vulkan device");
-  auto pair = ops::MoeGemm::create(*c.device, type, true);
+  auto pair = ops::MoeGemm::create(*c.device, type, true, 0, coopmat);
   if (!pair.ok()) return state.SkipWithError(pair.status().message().c_str());
+  if (coopmat && !(*pair)->uses_coopmat()) return state.SkipWithError("no cooperative matrices here");
   uint64_t bytes = 0;
   auto& w = stacked(type, int64_t(kExperts) * kFf, kEmbd, &bytes);
   static std::unique_ptr<Buffer> order, tiles, ids;
@@ -307,8 +308,11 @@ int register_all() {
                                   (k == ops::DeltaNetKernel::kChunked ? "chunked" : "tokens")).c_str(),
                                  BM_DeltaNet, 512u, true, k)
         ->UseManualTime()->Unit(benchmark::kMicrosecond);
-  benchmark::RegisterBenchmark("moe_gemm/gate_up/Q4_K/tokens512", BM_MoeGemm, TensorType::Q4_K, 512u)
-      ->UseManualTime()->Unit(benchmark::kMicrosecond);
+  for (bool coopmat : {true, false})
+    benchmark::RegisterBenchmark(
+        (std::string("moe_gemm/gate_up/Q4_K/tokens512/") + (coopmat ? "coopmat" : "scalar")).c_str(), BM_MoeGemm,
+        TensorType::Q4_K, 512u, coopmat)
+        ->UseManualTime()->Unit(benchmark::kMicrosecond);
   return 0;
 }
 const int registered = register_all();

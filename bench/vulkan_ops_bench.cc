@@ -141,11 +141,13 @@ void BM_Matvec(benchmark::State& state, TensorType type, int64_t rows, int64_t c
   });
 }
 
-void BM_Gemm(benchmark::State& state, TensorType type, int64_t rows, int64_t cols, uint32_t n_tokens, bool coopmat) {
+void BM_Gemm(benchmark::State& state, TensorType type, int64_t rows, int64_t cols, uint32_t n_tokens, bool coopmat,
+             int tile) {
   Context& c = *context();
   if (!c.device) return state.SkipWithError("no Vulkan device");
   ops::GemmOptions opt;
   opt.coopmat = coopmat;
+  opt.tile = tile;
   auto g = ops::Gemm::create(*c.device, type, opt);
   if (!g.ok()) return state.SkipWithError(g.status().message().c_str());
   if (coopmat && !(*g)->uses_coopmat()) return state.SkipWithError("no cooperative matrices here");
@@ -191,14 +193,30 @@ int register_all() {
             ->UseManualTime()
             ->Unit(benchmark::kMicrosecond);
   for (TensorType t : {TensorType::Q4_K, TensorType::Q6_K})
-    for (const Shape& s : kShapes)
-      for (bool coopmat : {true, false})
-        benchmark::RegisterBenchmark(("gemm512/" + std::string(type_name(t)) + "/" + s.name +
-                                      (coopmat ? "/coopmat" : "/scalar"))
+    for (uint32_t n : {512u, 64u})
+      for (const Shape& s : kShapes)
+        for (bool coopmat : {true, false}) {
+          if (!coopmat && n != 512) continue;
+          benchmark::RegisterBenchmark(("gemm" + std::to_string(n) + "/" + std::string(type_name(t)) + "/" + s.name +
+                                        (coopmat ? "/coopmat" : "/scalar"))
+                                           .c_str(),
+                                       BM_Gemm, t, s.rows, s.cols, n, coopmat, -1)
+              ->UseManualTime()
+              ->Unit(benchmark::kMicrosecond);
+        }
+  // Every cooperative-matrix tile (ops::Gemm::coopmat_tiles) on the layer shapes.
+  for (uint32_t n : {512u, 64u})
+    for (size_t s = 0; s < 4; ++s)
+      for (size_t i = 0; i < ops::Gemm::coopmat_tiles().size(); ++i) {
+        const ops::GemmTile& tile = ops::Gemm::coopmat_tiles()[i];
+        benchmark::RegisterBenchmark(("gemm_tile/Q4_K/" + std::string(kShapes[s].name) + "/" + std::to_string(n) + "/" +
+                                      std::to_string(tile.rows) + "x" + std::to_string(tile.tokens) + "_sg" +
+                                      std::to_string(tile.sg_rows))
                                          .c_str(),
-                                     BM_Gemm, t, s.rows, s.cols, 512u, coopmat)
+                                     BM_Gemm, TensorType::Q4_K, kShapes[s].rows, kShapes[s].cols, n, true, int(i))
             ->UseManualTime()
             ->Unit(benchmark::kMicrosecond);
+      }
   return 0;
 }
 const int kRegistered = register_all();

@@ -3,7 +3,8 @@
 // like llama-bench: tokens per second, mean and standard deviation over repetitions after one
 // warm-up run, and for decode the effective weight bandwidth (weight bytes one token reads x
 // tokens/s: routed experts count only the k used, the embedding table one row). Decode steps are greedy (only the argmax id is
-// read back). --profile (Vulkan): GPU time per op kind of one decode step at the given depth.
+// read back). --profile (Vulkan): GPU time per op kind of one prefill chunk of -p tokens (and per
+// matrix product) and of one decode step, at the given depth.
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -73,40 +74,73 @@ Result<Result1> measure(engine::Runner& r, const std::vector<int32_t>& tokens, c
   return res;
 }
 
-// One decode step at `depth` with a timestamp after every op, summed per op kind.
-int print_profile(engine::Runner& r, const std::vector<int32_t>& tokens, int depth) {
-  if (!r.on_vulkan()) return fail("--profile needs the Vulkan backend");
-  r.cache().clear(0);
-  if (depth > 0) {
-    auto s = r.decode(0, std::span<const int32_t>(tokens).first(size_t(depth)), false);
-    if (!s.ok()) return fail(s.status().message());
-  }
+struct ProfileRow {
+  int calls = 0;
+  double ns = 0;
+};
+
+// Rows sorted by time, as a markdown table.
+void print_rows(const char* what, const std::map<std::string, ProfileRow>& rows, double total_ns) {
+  std::vector<std::pair<std::string, ProfileRow>> sorted(rows.begin(), rows.end());
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second.ns > b.second.ns; });
+  std::printf("| %s | calls | total us | %% of step |\n| --- | ---: | ---: | ---: |\n", what);
+  for (const auto& [key, row] : sorted)
+    std::printf("| %s | %d | %.1f | %.1f |\n", key.c_str(), row.calls, row.ns / 1e3, 100.0 * row.ns / total_ns);
+  std::printf("\n");
+}
+
+// "blk.12.ffn_gate" -> "ffn_gate": one row per weight of all layers.
+std::string without_layer(const std::string& name) {
+  if (name.rfind("blk.", 0) != 0) return name;
+  const size_t dot = name.find('.', 4);
+  return dot == std::string::npos ? name : name.substr(dot + 1);
+}
+
+// One step of `tokens` at `depth` with a timestamp after every op: GPU time per op kind, and for
+// prefill per matrix product.
+int print_profile_step(engine::Runner& r, const std::vector<int32_t>& tokens, int depth, int n) {
   std::vector<vulkan::OpTiming> timings;
   for (int i = 0; i < 2; ++i) {  // the first run records the command buffer
-    auto t = r.profile_step(0, tokens[size_t(depth + i)]);
+    r.cache().clear(0);
+    if (depth > 0) {
+      auto s = r.decode(0, std::span<const int32_t>(tokens).first(size_t(depth)), false);
+      if (!s.ok()) return fail(s.status().message());
+    }
+    auto t = r.profile_step(0, std::span<const int32_t>(tokens).subspan(size_t(depth), size_t(n)));
     if (!t.ok()) return fail(t.status().message());
     timings = std::move(*t);
   }
-  struct Row {
-    int calls = 0;
-    double ns = 0;
-  };
-  std::map<std::string, Row> rows;
+  std::map<std::string, ProfileRow> kinds, matmuls;
   double total = 0;
   for (const auto& t : timings) {
-    rows[t.kind].calls++;
-    rows[t.kind].ns += t.ns;
+    kinds[t.kind].calls++;
+    kinds[t.kind].ns += t.ns;
+    if (n > 1 && t.kind.find("matmul") != std::string::npos) {
+      matmuls[without_layer(t.name)].calls++;
+      matmuls[without_layer(t.name)].ns += t.ns;
+    }
     total += t.ns;
   }
-  std::vector<std::pair<std::string, Row>> sorted(rows.begin(), rows.end());
-  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second.ns > b.second.ns; });
-  std::printf("decode step at depth %d on %s: %.1f us of GPU time (a barrier after every op)\n\n", depth,
-              r.device_name().c_str(), total / 1e3);
-  std::printf("| op | calls | total us | %% of step |\n| --- | ---: | ---: | ---: |\n");
-  for (const auto& [kind, row] : sorted)
-    std::printf("| %s | %d | %.1f | %.1f |\n", kind.c_str(), row.calls, row.ns / 1e3, 100.0 * row.ns / total);
-  std::printf("\n");
+  if (n == 1)
+    std::printf("decode step at depth %d on %s: %.1f us of GPU time (a barrier after every op)\n\n", depth,
+                r.device_name().c_str(), total / 1e3);
+  else
+    std::printf("prefill step of %d tokens at depth %d on %s: %.1f us of GPU time, %.0f tok/s"
+                " (a barrier after every op)\n\n",
+                n, depth, r.device_name().c_str(), total / 1e3, n / (total * 1e-9));
+  print_rows("op", kinds, total);
+  if (!matmuls.empty()) print_rows("matrix product", matmuls, total);
   return 0;
+}
+
+// One prefill chunk of -p tokens (at most the runner's batch) and one decode step, at `depth`.
+int print_profile(engine::Runner& r, const std::vector<int32_t>& tokens, int depth, int prompt) {
+  if (!r.on_vulkan()) return fail("--profile needs the Vulkan backend");
+  if (tokens.size() <= size_t(depth)) return fail("--profile needs -p or -n tokens to run");
+  const int chunk = int(std::min<int64_t>(prompt, r.options().max_batch));
+  if (chunk > 1)
+    if (int s = print_profile_step(r, tokens, depth, chunk); s != 0) return s;
+  return print_profile_step(r, tokens, depth, 1);
 }
 
 int run_bench(const BenchOptions& o) {
@@ -139,7 +173,7 @@ int run_bench(const BenchOptions& o) {
   }
 
   if (o.profile) {
-    if (int s = print_profile(**runner, tokens, o.depth); s != 0) return s;
+    if (int s = print_profile(**runner, tokens, o.depth, o.prompt); s != 0) return s;
   }
 
   const double size_bytes = double((*model)->weight_bytes());
@@ -185,7 +219,7 @@ ZINC_REGISTER_COMMAND(bench, Command{"bench", "Measure prefill and decode throug
                                        sub.add_option("-o,--output", o->output, "md or json")->capture_default_str();
                                        sub.add_option("--backend", o->backend, "auto, cpu or vulkan")->capture_default_str();
                                        sub.add_option("--device", o->device, "Vulkan device index (-1: auto)")->capture_default_str();
-                                       sub.add_flag("--profile", o->profile, "Vulkan: GPU time per op kind of one decode step");
+                                       sub.add_flag("--profile", o->profile, "Vulkan: GPU time per op kind of one prefill chunk and one decode step");
                                        return [o]() { return run_bench(*o); };
                                      }});
 

@@ -233,13 +233,18 @@ Status Runner::restore_recurrent_state(kv::SeqId seq, std::span<const float> sta
   return ok_status();
 }
 
-Result<std::vector<vulkan::OpTiming>> Runner::profile_step(kv::SeqId seq, int32_t token) {
+Result<std::vector<vulkan::OpTiming>> Runner::profile_step(kv::SeqId seq, std::span<const int32_t> tokens) {
   if (!vk_) return error("profiling needs the Vulkan backend");
   if (!cache_->has_sequence(seq)) return error("sequence %d does not exist", seq);
-  positions_.assign(1, int32_t(cache_->length(seq)));
-  seq_ids_.assign(1, seq);
-  output_rows_.assign(1, 0);
-  const graph::Batch b{std::span<const int32_t>(&token, 1), positions_, seq_ids_, output_rows_};
+  const int64_t n = int64_t(tokens.size());
+  if (n == 0 || n > options_.max_batch)
+    return error("profile step of %lld tokens: 1 to %lld", (long long)n, (long long)options_.max_batch);
+  const int32_t start = int32_t(cache_->length(seq));
+  positions_.resize(size_t(n));
+  for (int64_t i = 0; i < n; ++i) positions_[size_t(i)] = start + int32_t(i);
+  seq_ids_.assign(size_t(n), seq);
+  output_rows_.assign(1, int32_t(n - 1));
+  const graph::Batch b{tokens, positions_, seq_ids_, output_rows_};
   ZINC_RETURN_IF_ERROR(begin_step(b));
   ZINC_ASSIGN_OR_RETURN(vulkan::Executor * ex, vk_executor(b.shape()));
   ZINC_ASSIGN_OR_RETURN(auto timings, ex->profile(b, *cache_));

@@ -78,9 +78,10 @@ class Runner {
   // from zero state whatever was written.
   Status restore_recurrent_state(kv::SeqId seq, std::span<const float> state);
 
-  // Vulkan only: one decode step of `token` for `seq`, with a GPU timestamp after every op
-  // (the sequence advances as with decode()).
-  Result<std::vector<vulkan::OpTiming>> profile_step(kv::SeqId seq, int32_t token);
+  // Vulkan only: one step of `tokens` (a decode token or a prefill chunk of at most max_batch)
+  // for `seq`, logits of the last only, with a GPU timestamp after every op (the sequence
+  // advances as with decode()).
+  Result<std::vector<vulkan::OpTiming>> profile_step(kv::SeqId seq, std::span<const int32_t> tokens);
 
   // The executor for a shape (built on first use; at most kMaxExecutors are kept). The reference
   // is valid until the next call that builds another shape.

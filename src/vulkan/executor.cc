@@ -145,7 +145,10 @@ Status Executor::record(Commands& cmd, Readback readback, TimestampPool* timesta
     cmd.write_timestamp(timestamps->handle(), 0);
   }
   uint32_t index = 0;
-  if (timestamps) profile_kinds_.clear();
+  if (timestamps) {
+    profile_kinds_.clear();
+    profile_names_.clear();
+  }
   const auto& ops = graph_.ops();
   for (size_t i = 0; i < ops.size();) {
     if (skipped_ops_.count(i)) {
@@ -161,6 +164,7 @@ Status Executor::record(Commands& cmd, Readback readback, TimestampPool* timesta
       pending_writes_.clear();
       cmd.write_timestamp(timestamps->handle(), ++index);
       profile_kinds_.push_back(fused ? "rope_kv_write" : graph::op_kind_name(ops[i].params));
+      profile_names_.push_back(ops[i].name);
     }
     i += fused ? 3 : 1;
   }
@@ -414,7 +418,7 @@ Result<std::vector<OpTiming>> Executor::profile(const graph::Batch& batch, const
   std::vector<OpTiming> out;
   for (size_t i = 0; i < profile_kinds_.size(); ++i) {
     ZINC_ASSIGN_OR_RETURN(double ns, timestamps_->elapsed_ns(uint32_t(i), uint32_t(i + 1)));
-    out.push_back({profile_kinds_[i], ns});
+    out.push_back({profile_kinds_[i], profile_names_[i], ns});
   }
   return out;
 }

@@ -31,6 +31,7 @@ enum class Readback : uint8_t {
 
 struct OpTiming {
   std::string kind;  // graph::op_kind_name
+  std::string name;  // the graph op's name ("blk.3.ffn_gate")
   double ns = 0;
 };
 
@@ -113,6 +114,7 @@ class Executor {
   std::unique_ptr<Commands> logits_cmd_, argmax_cmd_, profile_cmd_;
   std::unique_ptr<TimestampPool> timestamps_;
   std::vector<std::string> profile_kinds_;  // what each timed dispatch group ran
+  std::vector<std::string> profile_names_;  // and the name of its (first) graph op
   std::vector<std::pair<uint64_t, uint64_t>> pending_reads_, pending_writes_;
   uint32_t n_barriers_ = 0;
   std::map<int32_t, DeferredNorm> deferred_norms_;    // by the index of the norm's output buffer

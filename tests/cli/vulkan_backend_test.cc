@@ -32,7 +32,7 @@ TEST(VulkanBackend, HybridMoeGivesTheCpuTokens) {
   EXPECT_EQ(vk, cpu);
 }
 
-TEST(VulkanBackend, BenchProfilesTheDecodeStep) {
+TEST(VulkanBackend, BenchProfilesPrefillAndDecode) {
   ZINC_REQUIRE_TEST_DATA();
   REQUIRE_VULKAN();
   std::string out;
@@ -43,6 +43,10 @@ TEST(VulkanBackend, BenchProfilesTheDecodeStep) {
       << out;
   EXPECT_NE(out.find("| op | calls | total us | % of step |"), std::string::npos) << out;
   EXPECT_NE(out.find("| attention | 5 |"), std::string::npos) << out;
+  EXPECT_NE(out.find("prefill step of 20 tokens at depth 17"), std::string::npos) << out;
+  EXPECT_NE(out.find("decode step at depth 17"), std::string::npos) << out;
+  EXPECT_NE(out.find("| matrix product | calls |"), std::string::npos) << out;
+  EXPECT_NE(out.find("| ffn_down | 5 |"), std::string::npos) << out;
   EXPECT_NE(out.find("| vulkan |"), std::string::npos) << out;
 }
 

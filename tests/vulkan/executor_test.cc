@@ -174,6 +174,9 @@ TEST(VulkanExecutor, AttentionMatchesCpu) {
   norm.mode = graph::RopeMode::kNorm;
   norm.n_rot = 32;
   check_attention(norm, false, kv::KvType::kF16, 4, 2, 32);
+  graph::RopeParams norm8 = norm;
+  norm8.n_rot = 8;
+  check_attention(norm8, false, kv::KvType::kF16, 8, 4, 8);  // stories260K's heads
   check_attention(norm, false, kv::KvType::kF16, 4, 2, 32, /*rope_q_last=*/true);
   check_attention(norm, false, kv::KvType::kF32, 6, 1, 32);
   check_attention(norm, false, kv::KvType::kF32, 6, 1, 32, /*rope_q_last=*/true);

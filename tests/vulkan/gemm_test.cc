@@ -9,12 +9,13 @@ namespace zinc::vulkan::test {
 namespace {
 
 // One op per (type, kernel) for the whole binary: lavapipe compiles each pipeline slowly.
-const ops::Gemm* gemm_for(TensorType type, bool coopmat) {
-  static std::map<std::pair<int, bool>, std::unique_ptr<ops::Gemm>> cache;
-  auto& slot = cache[{int(type), coopmat}];
+const ops::Gemm* gemm_for(TensorType type, bool coopmat, int tile = -1) {
+  static std::map<std::tuple<int, bool, int>, std::unique_ptr<ops::Gemm>> cache;
+  auto& slot = cache[{int(type), coopmat, tile}];
   if (!slot) {
     ops::GemmOptions opt;
     opt.coopmat = coopmat;
+    opt.tile = tile;
     auto g = ops::Gemm::create(dev(), type, opt);
     EXPECT_TRUE(g.ok()) << g.status().message();
     if (g.ok()) slot = std::move(*g);
@@ -24,17 +25,20 @@ const ops::Gemm* gemm_for(TensorType type, bool coopmat) {
 
 // Against float64 sums of the exact dequantization. Tolerance per output: 1e-5 * sum |w x|
 // for the float32 kernel; 2e-3 * sum |w x| for the cooperative-matrix one (f16 inputs: each
-// weight and x rounded to 11 bits).
+// weight and x rounded to 11 bits). y rows are rows + 1 floats apart (the cooperative-matrix
+// kernel's element-wise stores), or rows rounded up to 4 with `aligned` (its matrix stores).
 void check_gemm(TensorType type, int64_t rows, int64_t cols, uint32_t n_tokens, bool coopmat, bool residual = false,
-                uint64_t max_chunk_bytes = 0) {
+                uint64_t max_chunk_bytes = 0, int tile = -1, bool aligned = false) {
   SCOPED_TRACE(testing::Message() << type_name(type) << " " << rows << "x" << cols << " tokens " << n_tokens
-                                  << (residual ? " +residual" : ""));
-  const ops::Gemm* op = gemm_for(type, coopmat);
+                                  << (residual ? " +residual" : "") << " tile " << tile
+                                  << (aligned ? " aligned" : ""));
+  const ops::Gemm* op = gemm_for(type, coopmat, tile);
   ASSERT_NE(op, nullptr);
   const Matrix m = random_matrix(type, rows, cols, 3 + uint32_t(rows));
   auto w = upload(m, max_chunk_bytes);
   ASSERT_TRUE(w);
-  const uint32_t x_stride = uint32_t((cols + 3) / 4 * 4), y_stride = uint32_t(rows) + 1;
+  const uint32_t x_stride = uint32_t((cols + 3) / 4 * 4);
+  const uint32_t y_stride = aligned ? uint32_t((rows + 3) / 4 * 4) : uint32_t(rows) + 1;
   const auto x = random_floats(size_t(n_tokens) * x_stride, 17);
   const auto res = random_floats(size_t(n_tokens) * y_stride, 19);
   auto bx = host_buffer(x), by = host_buffer(residual ? res : std::vector<float>(), size_t(n_tokens) * y_stride);
@@ -79,6 +83,27 @@ TEST(VulkanGemm, ShapesResidualAndChunks) {
   check_gemm(TensorType::F32, 33, 100, 9, true);  // a partial last group of columns
   check_gemm(TensorType::Q6_K, 65, 256, 70, true, true);
   check_gemm(TensorType::Q8_0, 300, 256, 20, true, false, 32 * 1024);
+}
+
+// Every cooperative-matrix tile, with full and partial matrices, y aligned (matrix stores, the
+// residual loaded into the accumulators) and not, weights in chunks, odd and even K step counts.
+TEST(VulkanGemm, EveryTile) {
+  ZINC_REQUIRE_VULKAN();
+  if (!dev().caps().coopmat_nv_f16) GTEST_SKIP() << "no cooperative matrices here";
+  for (int t = 0; t < int(ops::Gemm::coopmat_tiles().size()); ++t) {
+    check_gemm(TensorType::Q4_K, 272, 512, 150, true, true, 0, t, true);
+    check_gemm(TensorType::Q6_K, 131, 512, 37, true, true, 0, t, false);
+    check_gemm(TensorType::F16, 96, 96, 16, true, false, 0, t, true);
+    check_gemm(TensorType::F32, 33, 100, 9, true, false, 0, t, true);
+    check_gemm(TensorType::Q8_0, 300, 160, 70, true, true, 32 * 1024, t, true);  // 3 K steps
+    check_gemm(TensorType::F16, 40, 32, 20, true, true, 0, t, true);            // 1 K step
+  }
+}
+
+TEST(VulkanGemm, PickTile) {
+  const auto tiles = ops::Gemm::coopmat_tiles();
+  for (uint32_t rows : {1024u, 4096u, 14336u, 128256u})
+    for (uint32_t n : {9u, 64u, 512u}) EXPECT_LT(ops::Gemm::pick_tile(rows, n), tiles.size());
 }
 
 // The scalar kernel where the cooperative-matrix one is the default (NVIDIA); on other devices

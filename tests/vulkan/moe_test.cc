@@ -161,7 +161,7 @@ void check_moe(const MoeShape& s, bool int8, bool staged = true) {
 }
 
 // The prefill path: device grouping, expert GEMMs, combine; ids from the device router.
-void check_moe_gemm(const MoeShape& s, uint32_t slot_tile) {
+void check_moe_gemm(const MoeShape& s, uint32_t slot_tile, bool coopmat = true) {
   SCOPED_TRACE(testing::Message() << "gemm tile " << slot_tile << " " << type_name(s.type) << " embd " << s.embd << " ff " << s.ff
                                   << " experts " << s.n_expert << " k " << s.k << " tokens " << s.n_tokens);
   const uint32_t T = uint32_t(s.n_tokens), k = uint32_t(s.k), E = uint32_t(s.n_expert);
@@ -172,8 +172,8 @@ void check_moe_gemm(const MoeShape& s, uint32_t slot_tile) {
   const CpuMoe want = cpu_moe(s, gate, up, down, x, logits);
 
   auto route = ops::MoeRoute::create(dev());
-  auto pair = ops::MoeGemm::create(dev(), s.type, true, slot_tile);
-  auto dn = ops::MoeGemm::create(dev(), s.type, false, slot_tile);
+  auto pair = ops::MoeGemm::create(dev(), s.type, true, slot_tile, coopmat);
+  auto dn = ops::MoeGemm::create(dev(), s.type, false, slot_tile, coopmat);
   ASSERT_TRUE(route.ok() && pair.ok() && dn.ok());
   auto wg = upload(gate), wu = upload(up), wd = upload(down);
   auto bx = host_buffer(x), bl = host_buffer(logits);
@@ -200,10 +200,12 @@ void check_moe_gemm(const MoeShape& s, uint32_t slot_tile) {
   const auto act = read_floats(*bact, want.act.size()), out = read_floats(*bout, want.out.size());
   expect_near_all(act, want.act, kCpuRel * max_abs(want.act), "act vs cpu");
   expect_near_all(out, want.out, kCpuRel * max_abs(want.out), "out vs cpu");
+  // The cooperative-matrix kernel rounds weights and x to f16 (11 bits).
+  const float rel = (*pair)->uses_coopmat() ? 3e-3f : 1e-4f;
   const auto act_ref = ref_act(s, gate, up, x, want.ids);
-  expect_near_all(act, act_ref, 1e-4f * max_abs(act_ref), "act");
+  expect_near_all(act, act_ref, rel * max_abs(act_ref), "act");
   const auto out_ref = ref_out(s, down, act, want.ids, want.weights);
-  expect_near_all(out, out_ref, 1e-4f * max_abs(out_ref), "out");
+  expect_near_all(out, out_ref, rel * max_abs(out_ref), "out");
 }
 
 TEST(VulkanMoeGemm, GroupedExpertGemmsMatchCpu) {
@@ -214,6 +216,14 @@ TEST(VulkanMoeGemm, GroupedExpertGemmsMatchCpu) {
   check_moe_gemm({TensorType::F32, 72, 40, 7, 3, 21}, 32);   // rows and cols off the tile sizes
   check_moe_gemm({TensorType::F32, 72, 40, 7, 3, 21}, 64);
   check_moe_gemm({TensorType::Q8_0, 160, 96, 130, 8, 3}, 0);  // more experts than slots
+}
+
+// The scalar kernel where the cooperative-matrix one is the default (NVIDIA).
+TEST(VulkanMoeGemm, ScalarKernel) {
+  ZINC_REQUIRE_VULKAN();
+  if (!dev().caps().coopmat_nv_f16) GTEST_SKIP() << "the scalar kernel is the default here";
+  check_moe_gemm({TensorType::Q4_K, 512, 256, 5, 2, 70}, 32, false);
+  check_moe_gemm({TensorType::F32, 72, 40, 7, 3, 21}, 64, false);
 }
 
 TEST(VulkanMoeRoute, MatchesCpuOnManyExperts) {

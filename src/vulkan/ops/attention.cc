@@ -16,6 +16,12 @@ struct Push {
 };
 static_assert(sizeof(Push) == 80, "mirrors shaders/attention.comp");
 
+struct PrefillPush {
+  Push base;  // with n_splits, min_chunk replaced by n_tokens, 0
+  uint32_t hg, bq, pad[2];
+};
+static_assert(sizeof(PrefillPush) == 96, "mirrors shaders/attention_prefill.comp");
+
 struct CombinePush {
   uint32_t n_q_heads, dv, n_splits, flags;
   uint32_t out_stride, g_stride, g_head_stride, g_offset;
@@ -34,6 +40,13 @@ Result<std::unique_ptr<Attention>> Attention::create(const Device& device, bool 
   op->f16_ = f16;
   ZINC_ASSIGN_OR_RETURN(op->pipeline_, make_pipeline(device, f16 ? "attention" : "attention_f32", 6, sizeof(Push), {}));
   ZINC_ASSIGN_OR_RETURN(op->combine_, make_pipeline(device, "attention_combine", 3, sizeof(CombinePush), {}));
+  // The prefill kernel's tiles (attention_prefill.comp): about 39 KiB of shared memory with 32
+  // query vectors and 32 f16 (16 f32) keys, 19 KiB with 16 and 16 (8).
+  const bool big = device.caps().max_compute_shared_bytes >= 40 * 1024;
+  op->prefill_rows_ = big ? 32 : 16;
+  const uint32_t keys = (big ? 32 : 16) / (f16 ? 1 : 2);
+  ZINC_ASSIGN_OR_RETURN(op->prefill_, make_pipeline(device, f16 ? "attention_prefill" : "attention_prefill_f32", 6,
+                                                    sizeof(PrefillPush), {op->prefill_rows_, keys}));
   const DeviceCaps& caps = device.caps();
   if (f16 && caps.subgroup_arithmetic) {
     ZINC_ASSIGN_OR_RETURN(op->decode_, make_pipeline(device, "attention_decode", 6, sizeof(Push),
@@ -75,6 +88,18 @@ Status Attention::record(Commands& cmd, const AttentionArgs& a, const KvLayerBuf
                   step.positions, step.seq_ids, step.pages, step.max_pages};
   const BufferRange buffers[6] = {a.q.range, whole(*step.buffer), whole(*layer.k), whole(*layer.v),
                                   n_splits > 1 ? *partials : a.out.range, g.range};
+  const uint32_t dims_multiple = f16_ ? 8 : 4;  // the prefill kernel reads K/V in 16-byte words
+  if (n_splits == 1 && n_tokens > 8 && layer.head_dim_k % dims_multiple == 0 && layer.head_dim_v % dims_multiple == 0) {
+    // Query vectors per workgroup: R <= prefill_rows_ with R * (dk + 4) <= prefill_rows_ * 132.
+    const uint32_t dims = std::max(layer.head_dim_k, layer.head_dim_v);
+    const uint32_t r_max = std::min(prefill_rows_, prefill_rows_ * 132 / (dims + 4));
+    const uint32_t hg = std::min(group, r_max), bq = r_max / hg;
+    PrefillPush pp{push, hg, bq, {0, 0}};
+    pp.base.n_splits = n_tokens;
+    pp.base.min_chunk = 0;
+    cmd.dispatch(*prefill_, buffers, &pp, sizeof pp, n_kv * ((group + hg - 1) / hg), (n_tokens + bq - 1) / bq);
+    return Status();
+  }
   const uint32_t dv4 = layer.head_dim_v / 4;
   const bool decode = decode_ && n_tokens <= kDecodeMaxTokens && layer.head_dim_k % 8 == 0 &&
                       layer.head_dim_v % 4 == 0 && dv4 > 0 && 128 % dv4 == 0;

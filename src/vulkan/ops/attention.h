@@ -1,6 +1,8 @@
 // Causal GQA attention (graph::Attention) over the paged device KV pool: a flash-attention
 // kernel (tiles of 128 keys, online softmax, up to 8 query heads of one KV head per workgroup)
-// split over the keys for few-token batches, then a combine pass; optional sigmoid output gate.
+// split over the keys for few-token batches, then a combine pass; batches of more than 8 tokens
+// take a kernel tiled over queries too (up to 32 query vectors of one KV head share each K/V
+// tile); optional sigmoid output gate.
 // Rows of a batch may belong to different sequences (StepData). No barrier added after.
 #pragma once
 
@@ -36,7 +38,8 @@ class Attention {
  private:
   Attention() = default;
   bool f16_ = true;
-  std::unique_ptr<Pipeline> pipeline_, combine_;
+  uint32_t prefill_rows_ = 16;  // query vectors per workgroup of the prefill kernel (its kMaxR)
+  std::unique_ptr<Pipeline> pipeline_, combine_, prefill_;
   std::unique_ptr<Pipeline> decode_;  // shaders/attention_decode.comp, for steps of a few tokens
 };
 

@@ -1,5 +1,7 @@
 #include "vulkan/ops/gemm.h"
 
+#include <iterator>
+
 namespace zinc::vulkan::ops {
 namespace {
 
@@ -9,24 +11,59 @@ struct Push {
 };
 static_assert(sizeof(Push) == 48, "mirrors the push block of shaders/gemm.comp");
 
+// The first kAutoTiles are the ones pick_tile chooses from, largest first. H200, Q4_K 4096x4096
+// x 512 tokens: 111 TFLOP/s with 128x128 (128 workgroups), 75 with 128x64 or 64x64.
+constexpr GemmTile kTiles[] = {{128, 128, 2}, {128, 64, 4}, {64, 64, 4}, {64, 128, 2}, {128, 32, 8}};
+constexpr uint32_t kAutoTiles = 3;
+// About one workgroup per multiprocessor of a large GPU (an H200 has 132).
+constexpr uint64_t kMinWorkgroups = 128;
+
+// Shared memory of the kernel: f16 tiles of 64 k (+ 8 of padding) for the rows and tokens.
+uint32_t shared_bytes(const GemmTile& t) { return (t.rows + t.tokens) * 144; }
+
+uint64_t workgroups(const GemmTile& t, uint32_t rows, uint32_t n_tokens) {
+  return uint64_t((rows + t.rows - 1) / t.rows) * ((n_tokens + t.tokens - 1) / t.tokens);
+}
+
 }  // namespace
 
 Gemm::~Gemm() = default;
 
+std::span<const GemmTile> Gemm::coopmat_tiles() { return kTiles; }
+
+uint32_t Gemm::pick_tile(uint32_t rows, uint32_t n_tokens) {
+  for (uint32_t i = 0; i < kAutoTiles; ++i)
+    if (workgroups(kTiles[i], rows, n_tokens) >= kMinWorkgroups) return i;
+  return kAutoTiles - 1;
+}
+
 Result<std::unique_ptr<Gemm>> Gemm::create(const Device& device, TensorType type, const GemmOptions& options) {
   ZINC_RETURN_IF_ERROR(weight_format(type).status());
+  if (options.tile >= int(std::size(kTiles)))
+    return error("gemm tile %d: there are %zu", options.tile, std::size(kTiles));
   const DeviceCaps& caps = device.caps();
   std::unique_ptr<Gemm> g(new Gemm());
   g->type_ = type;
   g->coopmat_ = options.coopmat && caps.coopmat_nv_f16 && caps.subgroup_size == 32;
+  g->forced_tile_ = options.tile;
   if (g->coopmat_) {
-    auto p = make_pipeline(device, "gemm_coopmat_" + shader_type_suffix(type), 4, sizeof(Push), {});
-    if (p.ok()) {
-      g->pipeline_ = std::move(*p);
-      g->tile_rows_ = g->tile_tokens_ = 128;
-      return g;
+    g->tiles_.resize(std::size(kTiles));
+    for (uint32_t i = 0; i < std::size(kTiles) && g->coopmat_; ++i) {
+      if (options.tile >= 0 ? int(i) != options.tile : i >= kAutoTiles) continue;
+      const GemmTile& t = kTiles[i];
+      if (shared_bytes(t) > caps.max_compute_shared_bytes) {
+        g->coopmat_ = false;
+        break;
+      }
+      auto p = make_pipeline(device, "gemm_coopmat_" + shader_type_suffix(type), 4, sizeof(Push),
+                             {t.rows, t.tokens, t.sg_rows});
+      if (p.ok())
+        g->tiles_[i] = std::move(*p);
+      else
+        g->coopmat_ = false;  // a driver that lists the matrices but rejects the shader: scalar kernel
     }
-    g->coopmat_ = false;  // a driver that lists the matrices but rejects the shader: scalar kernel
+    if (g->coopmat_) return g;
+    g->tiles_.clear();
   }
   ZINC_ASSIGN_OR_RETURN(g->pipeline_, make_pipeline(device, "gemm_" + shader_type_suffix(type), 4, sizeof(Push), {}));
   return g;
@@ -43,13 +80,30 @@ Status Gemm::record(Commands& cmd, const WeightBuffer& w, const Activations& x, 
   if (residual && residual->stride != y.stride)
     return error("gemm residual stride %u differs from y stride %u", residual->stride, y.stride);
   if (n_tokens == 0) return Status();
-  const uint32_t token_tiles = (n_tokens + tile_tokens_ - 1) / tile_tokens_;
-  if (token_tiles > 65535) return error("gemm of %u tokens: too many", n_tokens);
+  GemmTile tile{64, 64, 0};
+  const Pipeline* pipeline = pipeline_.get();
+  if (coopmat_) {
+    const uint32_t i = forced_tile_ >= 0 ? uint32_t(forced_tile_) : pick_tile(uint32_t(w.rows()), n_tokens);
+    tile = kTiles[i];
+    pipeline = tiles_[i].get();
+  }
+  const uint32_t token_tiles = (n_tokens + tile.tokens - 1) / tile.tokens;
+  // Cooperative-matrix stores need 16-byte aligned matrices: y (and the residual) and the stride.
+  const bool aligned = y.stride % 4 == 0 && y.range.offset % 16 == 0 && (!residual || residual->range.offset % 16 == 0);
   for (const WeightChunk& c : w.chunks()) {
-    const Push push{c.rows, uint32_t(w.cols()), n_tokens, x.stride, y.stride, c.row_begin, residual ? 1u : 0u, 0,
+    const uint32_t row_tiles = (c.rows + tile.rows - 1) / tile.rows;
+    if (row_tiles > 65535 || token_tiles > 65535)
+      return error("gemm of %u rows x %u tokens: too many tiles", c.rows, n_tokens);
+    const uint32_t flags = (residual ? 1u : 0u) | (aligned && c.row_begin % 4 == 0 ? 2u : 0u);
+    const Push push{c.rows, uint32_t(w.cols()), n_tokens, x.stride, y.stride, c.row_begin, flags, 0,
                     {c.q_word, c.h_word, c.m_word, 0}};
     const BufferRange buffers[4] = {whole(*c.buffer), x.range, y.range, residual ? residual->range : y.range};
-    cmd.dispatch(*pipeline_, buffers, &push, sizeof push, (c.rows + tile_rows_ - 1) / tile_rows_, token_tiles);
+    // The scalar kernel takes row tiles along x; the cooperative-matrix one token tiles, so that
+    // the workgroups sharing a weight tile run together.
+    if (coopmat_)
+      cmd.dispatch(*pipeline, buffers, &push, sizeof push, token_tiles, row_tiles);
+    else
+      cmd.dispatch(*pipeline, buffers, &push, sizeof push, row_tiles, token_tiles);
   }
   return Status();
 }

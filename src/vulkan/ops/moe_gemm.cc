@@ -34,19 +34,28 @@ uint32_t MoeGemm::tile_for(uint32_t n_slots, uint32_t n_expert) const {
 }
 
 Result<std::unique_ptr<MoeGemm>> MoeGemm::create(const Device& device, TensorType type, bool swiglu,
-                                                 uint32_t slot_tile) {
+                                                 uint32_t slot_tile, bool coopmat) {
   ZINC_RETURN_IF_ERROR(weight_format(type).status());
   if (slot_tile != 0 && slot_tile != 32 && slot_tile != 64) return error("moe_gemm: slot tile %u, not 32 or 64", slot_tile);
   std::unique_ptr<MoeGemm> m(new MoeGemm());
   m->type_ = type;
   m->swiglu_ = swiglu;
   m->slot_tile_ = slot_tile;
+  const DeviceCaps& caps = device.caps();
+  m->coopmat_ = coopmat && caps.coopmat_nv_f16 && caps.subgroup_size == 32;
   for (uint32_t i = 0; i < 2; ++i) {
-    const uint32_t tile = 32u << i;
-    ZINC_ASSIGN_OR_RETURN(m->group_[i], make_pipeline(device, "moe_group", 3, sizeof(GroupPush), {tile}));
-    ZINC_ASSIGN_OR_RETURN(m->gemm_[i], make_pipeline(device, "moe_gemm_" + shader_type_suffix(type), 6,
-                                                     sizeof(GemmPush), {swiglu ? 1u : 0u, tile}));
+    ZINC_ASSIGN_OR_RETURN(m->group_[i], make_pipeline(device, "moe_group", 3, sizeof(GroupPush), {32u << i}));
   }
+  auto make_gemms = [&](const std::string& shader) -> Status {
+    for (uint32_t i = 0; i < 2; ++i) {
+      ZINC_ASSIGN_OR_RETURN(m->gemm_[i], make_pipeline(device, shader + shader_type_suffix(type), 6, sizeof(GemmPush),
+                                                       {swiglu ? 1u : 0u, 32u << i}));
+    }
+    return Status();
+  };
+  // A driver that lists the matrices but rejects the shader gets the scalar kernel.
+  if (m->coopmat_ && !make_gemms("moe_gemm_coopmat_").ok()) m->coopmat_ = false;
+  if (!m->coopmat_) ZINC_RETURN_IF_ERROR(make_gemms("moe_gemm_"));
   ZINC_ASSIGN_OR_RETURN(m->combine_, make_pipeline(device, "moe_combine", 3, sizeof(CombinePush), {}));
   return m;
 }

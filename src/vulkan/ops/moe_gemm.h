@@ -3,8 +3,9 @@
 // expert's weight tile once for up to 64 of its slots (64 rows x 64 slots; 128 x 32 when experts
 // average fewer than 32 slots, as 512 tokens over 256 experts do); the down projection is scattered
 // per slot and combined with the routing weights in slot order. Stacked experts as in
-// moe_matvec.h (one chunk). Scalar float32 tiles (gemm.comp's); no barrier added except
-// between the dispatches of one record call.
+// moe_matvec.h (one chunk). Scalar float32 tiles (gemm.comp's), or NV cooperative matrices
+// (gemm_coopmat.comp's K loop) where the device has f16 ones and 32-wide subgroups; no barrier
+// added except between the dispatches of one record call.
 #pragma once
 
 #include <memory>
@@ -26,10 +27,11 @@ class MoeGemm {
   static constexpr uint32_t kMaxExperts = 1024;
   // slot_tile: 32 or 64 slots per workgroup, 0: chosen per batch (slot_tile_for).
   static Result<std::unique_ptr<MoeGemm>> create(const Device& device, TensorType type, bool swiglu,
-                                                 uint32_t slot_tile = 0);
+                                                 uint32_t slot_tile = 0, bool coopmat = true);
   ~MoeGemm();
 
   static uint32_t slot_tile_for(uint32_t n_slots, uint32_t n_expert);
+  bool uses_coopmat() const { return coopmat_; }
   // Tiles of a batch at the smallest slot tile (scratch.tiles holds 16 bytes each).
   static uint32_t max_tiles(uint32_t n_slots, uint32_t n_expert);
   // Groups the n_tokens * k slots of ids (int32) by expert into scratch.order and scratch.tiles;
@@ -56,6 +58,7 @@ class MoeGemm {
   TensorType type_ = TensorType::F32;
   bool swiglu_ = false;
   uint32_t slot_tile_ = 0;
+  bool coopmat_ = false;
   std::unique_ptr<Pipeline> group_[2], gemm_[2], combine_;  // [0]: 32-slot tiles, [1]: 64
 };
 

@@ -1,9 +1,13 @@
 #version 450
-// As gemm.comp, on NV cooperative matrices (16x16x16, f16 inputs, f32 accumulators): a
-// workgroup of 8 subgroups of 32 computes 128 rows x 128 tokens; subgroup s takes rows
-// 64 (s % 2) .. + 64 and tokens 32 (s / 2) .. + 32 (4 x 2 matrices). W and x tiles are
-// converted to f16 in shared memory, K in steps of 32. Selected at run time where
-// DeviceCaps::coopmat_nv_f16 and the subgroup size is 32.
+// As gemm.comp, on NV cooperative matrices (16x16x16, f16 inputs, f32 accumulators). A
+// workgroup of 8 subgroups of 32 computes kBM rows x kBN tokens (specialization constants);
+// the subgroups form a kSgRows x (8 / kSgRows) grid, each holding kMI x kNJ accumulators. K
+// runs in steps of 64 (two weight groups per row): every thread loads its share of the next
+// step's weight words and x into registers while the matrices of the current step multiply,
+// then decodes them to f16 and stores them into shared memory (16-byte stores, rows padded to
+// 144 bytes). Full output matrices are stored straight from the accumulators (residual loaded
+// the same way) where flags bit 1 says y is 16-byte aligned; others go through shared memory.
+// Selected at run time where DeviceCaps::coopmat_nv_f16 and the subgroup size is 32.
 #extension GL_NV_cooperative_matrix : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_KHR_memory_scope_semantics : require
@@ -11,79 +15,148 @@
 #include "quant.glsl"
 
 layout(local_size_x = 256) in;
+layout(constant_id = 0) const uint kBM = 128;     // rows per workgroup: 64 or 128
+layout(constant_id = 1) const uint kBN = 128;     // tokens per workgroup: 32, 64 or 128
+layout(constant_id = 2) const uint kSgRows = 2;   // subgroups along the rows: 1, 2, 4 or 8
 layout(std430, binding = 1) readonly buffer X4 { vec4 x4[]; };
 layout(std430, binding = 1) readonly buffer X1 { float x1[]; };
 layout(std430, binding = 2) buffer Y { float y[]; };
 layout(std430, binding = 3) readonly buffer R { float residual[]; };
 
 layout(push_constant) uniform Push {
-  uint rows, cols, n_tokens, x_stride, y_stride, y_offset, flags, pad;
+  uint rows, cols, n_tokens, x_stride, y_stride, y_offset;
+  uint flags;  // bit 0: add the residual; bit 1: y, residual and their strides are 16-byte aligned
+  uint pad;
   uvec4 planes;
 } p;
 
-const uint kBM = 128, kBN = 128, kStride = 40;  // shared row stride in halves (80 bytes)
-shared float16_t as_[kBM * kStride];  // W tile [row][k]
-shared float16_t bs_[kBN * kStride];  // x tile [token][k]
-shared float cs_[8 * 256];            // one 16x16 output matrix per subgroup
+const uint kSgCols = 8 / kSgRows;
+const uint kMI = kBM / (16 * kSgRows), kNJ = kBN / (16 * kSgCols);
+const uint kStride = 9;                    // uvec4 per tile row: 64 halves + 8 of padding
+const uint kAPer = (2 * kBM + 255) / 256;  // weight groups per thread per step
+const uint kBPer = kBN / 32;               // runs of 8 x values per thread per step
+
+shared uvec4 as_[kBM * kStride];  // W tile [row][k], f16
+shared uvec4 bs_[kBN * kStride];  // x tile [token][k], f16
+
+RawGroup ra_[kAPer];
+vec4 rb_[kBPer * 2];
+uint tid_, tile_r_, tile_t_, groups_, blocks_;
+
+vec4 load_x(uint tok, uint k) {
+  vec4 v = vec4(0.0);
+  if (tok < p.n_tokens) {
+    if (k + 4 <= p.cols) {
+      v = x4[(tok * p.x_stride + k) / 4];
+    } else {
+      [[unroll]] for (uint i = 0; i < 4; ++i) v[i] = k + i < p.cols ? x1[tok * p.x_stride + k + i] : 0.0;
+    }
+  }
+  return v;
+}
+
+// Global loads of step s into registers.
+void fetch(uint s) {
+  [[unroll]] for (uint i = 0; i < kAPer; ++i) {
+    const uint idx = tid_ + 256 * i, g = 2 * s + idx % 2;
+    if (idx < 2 * kBM && g < groups_) {
+      const uint row = min(tile_r_ + idx / 2, p.rows - 1);
+      ra_[i] = load_raw(0, p.planes, row * groups_ + g, row * blocks_ + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
+    }
+  }
+  [[unroll]] for (uint i = 0; i < kBPer; ++i) {
+    const uint e = tid_ + 256 * i, tok = tile_t_ + e / 8, k = 64 * s + 8 * (e % 8);
+    rb_[2 * i] = load_x(tok, k);
+    rb_[2 * i + 1] = load_x(tok, k + 4);
+  }
+}
+
+uvec4 pack8(vec4 a, vec4 b) {
+  return uvec4(packHalf2x16(a.xy), packHalf2x16(a.zw), packHalf2x16(b.xy), packHalf2x16(b.zw));
+}
+
+// Registers of step s, decoded, into shared memory.
+void stage(uint s) {
+  [[unroll]] for (uint i = 0; i < kAPer; ++i) {
+    const uint idx = tid_ + 256 * i, g = 2 * s + idx % 2;
+    if (idx < 2 * kBM) {
+      const uint base = (idx / 2) * kStride + 4 * (idx % 2);
+      if (g < groups_) {
+        const uint row = min(tile_r_ + idx / 2, p.rows - 1);
+        const Group gr = decode_group(ra_[i], row * blocks_ + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
+        [[unroll]] for (uint q = 0; q < 4; ++q)
+          as_[base + q] = pack8(group_values(gr, 2 * q), group_values(gr, 2 * q + 1));
+      } else {
+        [[unroll]] for (uint q = 0; q < 4; ++q) as_[base + q] = uvec4(0u);
+      }
+    }
+  }
+  [[unroll]] for (uint i = 0; i < kBPer; ++i) {
+    const uint e = tid_ + 256 * i;
+    bs_[(e / 8) * kStride + e % 8] = pack8(rb_[2 * i], rb_[2 * i + 1]);
+  }
+}
 
 void main() {
   init_codebook();
-  const uint tid = gl_LocalInvocationID.x, sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;
-  const uint tile_r = gl_WorkGroupID.x * kBM, tile_t = gl_WorkGroupID.y * kBN;
-  const uint wr = 64 * (sg % 2), wt = 32 * (sg / 2);
-  const uint groups = (p.cols + 31) / 32, blocks = groups / BLOCK_GROUPS;
-  fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[4][2];
-  [[unroll]] for (uint i = 0; i < 4; ++i)
-    [[unroll]] for (uint j = 0; j < 2; ++j) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+  tid_ = gl_LocalInvocationID.x;
+  const uint sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;
+  tile_t_ = gl_WorkGroupID.x * kBN;
+  tile_r_ = gl_WorkGroupID.y * kBM;
+  groups_ = (p.cols + 31) / 32;
+  blocks_ = groups_ / BLOCK_GROUPS;
+  const uint wr = 16 * kMI * (sg % kSgRows), wt = 16 * kNJ * (sg / kSgRows);
+  // Full matrices with aligned y go straight to memory (column-major: element (row, token) at
+  // token * y_stride + row), starting from the residual; the rest through shared memory.
+  const bool add = (p.flags & 1u) != 0u, direct = (p.flags & 2u) != 0u;
+  fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[kMI * kNJ];
+  [[unroll]] for (uint i = 0; i < kMI; ++i)
+    [[unroll]] for (uint j = 0; j < kNJ; ++j) {
+      const uint row0 = tile_r_ + wr + 16 * i, tok0 = tile_t_ + wt + 16 * j;
+      if (add && direct && row0 + 16 <= p.rows && tok0 + 16 <= p.n_tokens)
+        coopMatLoadNV(acc[i * kNJ + j], residual, tok0 * p.y_stride + p.y_offset + row0, p.y_stride, true);
+      else
+        acc[i * kNJ + j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+    }
 
-  for (uint g = 0; g < groups; ++g) {
-    if (tid < kBM) {
-      const uint row = min(tile_r + tid, p.rows - 1);
-      const Group gr = load_group(0, p.planes, row * groups + g, row * blocks + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
-      [[unroll]] for (uint j = 0; j < 8; ++j) {
-        const f16vec4 v = f16vec4(group_values(gr, j));
-        [[unroll]] for (uint i = 0; i < 4; ++i) as_[tid * kStride + 4 * j + i] = v[i];
-      }
-    } else {
-      for (uint e = tid - kBM; e < kBN * 8; e += 256 - kBM) {
-        const uint t = e / 8, j = e % 8, tok = tile_t + t, k = 32 * g + 4 * j;
-        vec4 v = vec4(0.0);
-        if (tok < p.n_tokens) {
-          if (k + 4 <= p.cols) {
-            v = x4[(tok * p.x_stride + k) / 4];
-          } else {
-            [[unroll]] for (uint i = 0; i < 4; ++i) v[i] = k + i < p.cols ? x1[tok * p.x_stride + k + i] : 0.0;
-          }
-        }
-        const f16vec4 h = f16vec4(v);
-        [[unroll]] for (uint i = 0; i < 4; ++i) bs_[t * kStride + 4 * j + i] = h[i];
-      }
+  const uint steps = (groups_ + 1) / 2;
+  fetch(0);
+  stage(0);
+  barrier();
+  for (uint s = 0; s < steps; ++s) {
+    if (s + 1 < steps) fetch(s + 1);
+    [[unroll]] for (uint kk = 0; kk < 4; ++kk) {
+      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[kMI];
+      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> b[kNJ];
+      [[unroll]] for (uint i = 0; i < kMI; ++i) coopMatLoadNV(a[i], as_, (wr + 16 * i) * kStride + 2 * kk, kStride, false);
+      [[unroll]] for (uint j = 0; j < kNJ; ++j) coopMatLoadNV(b[j], bs_, (wt + 16 * j) * kStride + 2 * kk, kStride, true);
+      [[unroll]] for (uint i = 0; i < kMI; ++i)
+        [[unroll]] for (uint j = 0; j < kNJ; ++j) acc[i * kNJ + j] = coopMatMulAddNV(a[i], b[j], acc[i * kNJ + j]);
     }
     barrier();
-    [[unroll]] for (uint kk = 0; kk < 32; kk += 16) {
-      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[4];
-      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> b[2];
-      [[unroll]] for (uint i = 0; i < 4; ++i) coopMatLoadNV(a[i], as_, (wr + 16 * i) * kStride + kk, kStride, false);
-      [[unroll]] for (uint j = 0; j < 2; ++j) coopMatLoadNV(b[j], bs_, (wt + 16 * j) * kStride + kk, kStride, true);
-      [[unroll]] for (uint i = 0; i < 4; ++i)
-        [[unroll]] for (uint j = 0; j < 2; ++j) acc[i][j] = coopMatMulAddNV(a[i], b[j], acc[i][j]);
+    if (s + 1 < steps) {
+      stage(s + 1);
+      barrier();
     }
-    barrier();
   }
 
-  // Through shared memory (column-major: element (row, token) at token * 16 + row) so that
-  // partial tiles and the residual are handled per element.
-  [[unroll]] for (uint i = 0; i < 4; ++i)
-    [[unroll]] for (uint j = 0; j < 2; ++j) {
-      coopMatStoreNV(acc[i][j], cs_, sg * 256, 16, true);
+  [[unroll]] for (uint i = 0; i < kMI; ++i)
+    [[unroll]] for (uint j = 0; j < kNJ; ++j) {
+      const uint row0 = tile_r_ + wr + 16 * i, tok0 = tile_t_ + wt + 16 * j;
+      if (row0 >= p.rows || tok0 >= p.n_tokens) continue;
+      if (direct && row0 + 16 <= p.rows && tok0 + 16 <= p.n_tokens) {
+        coopMatStoreNV(acc[i * kNJ + j], y, tok0 * p.y_stride + p.y_offset + row0, p.y_stride, true);
+        continue;
+      }
+      coopMatStoreNV(acc[i * kNJ + j], as_, sg * 64, 4, true);
       subgroupMemoryBarrierShared();
       subgroupBarrier();
       for (uint e = lane; e < 256; e += gl_SubgroupSize) {
-        const uint row = tile_r + wr + 16 * i + e % 16, tok = tile_t + wt + 16 * j + e / 16;
+        const uint row = row0 + e % 16, tok = tok0 + e / 16;
         if (row < p.rows && tok < p.n_tokens) {
           const uint dst = tok * p.y_stride + p.y_offset + row;
-          float v = cs_[sg * 256 + e];
-          if ((p.flags & 1u) != 0u) v += residual[dst];
+          float v = uintBitsToFloat(as_[sg * 64 + e / 4][e % 4]);
+          if (add) v += residual[dst];
           y[dst] = v;
         }
       }

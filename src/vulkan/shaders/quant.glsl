@@ -76,49 +76,84 @@ uvec4 one_lo(uint h) { return (uvec4(h) >> uvec4(0, 1, 2, 3)) & 0x01010101u; }
 uvec4 one_hi(uint h) { return (uvec4(h) >> uvec4(4, 5, 6, 7)) & 0x01010101u; }
 
 float half_lo(uint w) { return unpackHalf2x16(w).x; }
-float half_at(uint which, uint m_word, uint bi) { return unpackHalf2x16(w_load1(which, m_word + (bi >> 1)) >> (16u * (bi & 1u))).x; }
 uint byte_of(uvec4 v, uint i) { return (v[i >> 2] >> (8u * (i & 3u))) & 0xFFu; }
+
+// The words behind one group, loaded and not yet decoded (so that a kernel can issue the loads
+// of its next tile early and decode them later): codes, high bits, block scale words.
+struct RawGroup {
+  uvec4 c[CODE_VECS];
+  uvec4 m;
+  uvec2 h;
+};
 
 // Group `sub` (0..BLOCK_GROUPS-1) of block bi, group index gi (= row * groups_per_row + g);
 // planes: q, h, m word offsets.
-Group load_group(uint which, uvec4 planes, uint gi, uint bi, uint sub) {
+RawGroup load_raw(uint which, uvec4 planes, uint gi, uint bi, uint sub) {
+  RawGroup r;
+  r.m = uvec4(0u);
+  r.h = uvec2(0u);
+#if defined(TYPE_F32)
+  [[unroll]] for (uint j = 0; j < 8; ++j) r.c[j] = w_load4(which, planes.x / 4 + 8 * gi + j);
+#elif defined(TYPE_F16) || defined(TYPE_BF16)
+  [[unroll]] for (uint j = 0; j < 4; ++j) r.c[j] = w_load4(which, planes.x / 4 + 4 * gi + j);
+#elif defined(TYPE_Q8_0)
+  r.c[0] = w_load4(which, planes.x / 4 + 2 * gi);
+  r.c[1] = w_load4(which, planes.x / 4 + 2 * gi + 1);
+#elif defined(TYPE_Q2_K) || defined(TYPE_Q3_K)
+  r.c[0] = uvec4(w_load2(which, planes.x / 2 + gi), 0u, 0u);
+  r.c[1] = uvec4(0u);
+#else
+  r.c[0] = w_load4(which, planes.x / 4 + gi);
+  r.c[1] = uvec4(0u);
+#endif
+
+#if defined(TYPE_Q5_0) || defined(TYPE_Q5_1) || defined(TYPE_Q5_K) || defined(TYPE_Q3_K)
+  r.h.x = w_load1(which, planes.y + gi);
+#elif defined(TYPE_Q6_K)
+  r.h = w_load2(which, planes.y / 2 + gi);
+#endif
+
+#if defined(TYPE_Q8_0) || defined(TYPE_Q4_0) || defined(TYPE_IQ4_NL) || defined(TYPE_Q5_0) || defined(TYPE_MXFP4)
+  r.m.x = w_load1(which, planes.z + (bi >> 1));
+#elif defined(TYPE_Q4_1) || defined(TYPE_Q5_1)
+  r.m.x = w_load1(which, planes.z + bi);
+#elif defined(TYPE_IQ4_XS)
+  r.m.xy = uvec2(w_load1(which, planes.z + 2 * bi), w_load1(which, planes.z + 2 * bi + 1));
+#elif defined(TYPE_Q2_K) || defined(TYPE_Q6_K)
+  r.m.xy = uvec2(w_load1(which, planes.z + 5 * bi), w_load1(which, planes.z + 5 * bi + 1 + sub / 2));
+#elif defined(TYPE_Q3_K) || defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
+  r.m = w_load4(which, planes.z / 4 + bi);
+#endif
+  return r;
+}
+
+// Decodes what load_raw(.., bi, sub) read.
+Group decode_group(RawGroup r, uint bi, uint sub) {
   Group gr;
   gr.ab = vec4(1.0, 1.0, 0.0, 0.0);
-#if defined(TYPE_F32)
-  [[unroll]] for (uint j = 0; j < 8; ++j) gr.c[j] = w_load4(which, planes.x / 4 + 8 * gi + j);
-#elif defined(TYPE_F16) || defined(TYPE_BF16)
-  [[unroll]] for (uint j = 0; j < 4; ++j) gr.c[j] = w_load4(which, planes.x / 4 + 4 * gi + j);
-#elif defined(TYPE_Q8_0)
-  gr.c[0] = w_load4(which, planes.x / 4 + 2 * gi);
-  gr.c[1] = w_load4(which, planes.x / 4 + 2 * gi + 1);
-  const float d = half_at(which, planes.z, bi);
-  gr.ab = vec4(d, d, 0.0, 0.0);
-#elif defined(TYPE_Q2_K) || defined(TYPE_Q3_K)
-  const uvec2 u = w_load2(which, planes.x / 2 + gi);
-  gr.c[0] = two_lo(u);
-  gr.c[1] = two_hi(u);
+#if defined(TYPE_Q2_K) || defined(TYPE_Q3_K)
+  gr.c[0] = two_lo(r.c[0].xy);
+  gr.c[1] = two_hi(r.c[0].xy);
+#elif defined(FLOAT_WEIGHTS) || defined(TYPE_Q8_0)
+  gr.c = r.c;
 #else
-  const uvec4 w = w_load4(which, planes.x / 4 + gi);
-  gr.c[0] = nib_lo(w);
-  gr.c[1] = nib_hi(w);
+  gr.c[0] = nib_lo(r.c[0]);
+  gr.c[1] = nib_hi(r.c[0]);
 #endif
 
 #if defined(TYPE_Q5_0) || defined(TYPE_Q5_1) || defined(TYPE_Q5_K)
-  const uint hb = w_load1(which, planes.y + gi);
-  gr.c[0] |= one_lo(hb) << 4;
-  gr.c[1] |= one_hi(hb) << 4;
+  gr.c[0] |= one_lo(r.h.x) << 4;
+  gr.c[1] |= one_hi(r.h.x) << 4;
 #elif defined(TYPE_Q3_K)
-  const uint hb = w_load1(which, planes.y + gi);
-  gr.c[0] |= one_lo(hb) << 2;
-  gr.c[1] |= one_hi(hb) << 2;
+  gr.c[0] |= one_lo(r.h.x) << 2;
+  gr.c[1] |= one_hi(r.h.x) << 2;
 #elif defined(TYPE_Q6_K)
-  const uvec2 hu = w_load2(which, planes.y / 2 + gi);
-  gr.c[0] |= two_lo(hu) << 4;
-  gr.c[1] |= two_hi(hu) << 4;
+  gr.c[0] |= two_lo(r.h) << 4;
+  gr.c[1] |= two_hi(r.h) << 4;
 #endif
 
-#if defined(TYPE_Q4_0) || defined(TYPE_IQ4_NL) || defined(TYPE_Q5_0)
-  const float d = half_at(which, planes.z, bi);
+#if defined(TYPE_Q8_0) || defined(TYPE_Q4_0) || defined(TYPE_IQ4_NL) || defined(TYPE_Q5_0)
+  const float d = unpackHalf2x16(r.m.x >> (16u * (bi & 1u))).x;
 #if defined(TYPE_Q4_0)
   gr.ab = vec4(d, d, -8.0 * d, -8.0 * d);
 #elif defined(TYPE_Q5_0)
@@ -127,25 +162,24 @@ Group load_group(uint which, uvec4 planes, uint gi, uint bi, uint sub) {
   gr.ab = vec4(d, d, 0.0, 0.0);
 #endif
 #elif defined(TYPE_Q4_1) || defined(TYPE_Q5_1)
-  const vec2 dm = unpackHalf2x16(w_load1(which, planes.z + bi));
+  const vec2 dm = unpackHalf2x16(r.m.x);
   gr.ab = vec4(dm.x, dm.x, dm.y, dm.y);
 #elif defined(TYPE_MXFP4)
-  const uint e = (w_load1(which, planes.z + (bi >> 1)) >> (16u * (bi & 1u))) & 0xFFu;
+  const uint e = (r.m.x >> (16u * (bi & 1u))) & 0xFFu;
   const float d = e < 2u ? uintBitsToFloat(0x00200000u << e) : uintBitsToFloat((e - 1u) << 23);
   gr.ab = vec4(d, d, 0.0, 0.0);
 #elif defined(TYPE_IQ4_XS)
-  const uint m0 = w_load1(which, planes.z + 2 * bi), m1 = w_load1(which, planes.z + 2 * bi + 1);
+  const uint m0 = r.m.x, m1 = r.m.y;
   const uint ls = ((m1 >> (4u * sub)) & 0xFu) | (((m0 >> (16u + 2u * sub)) & 3u) << 4);
   const float d = half_lo(m0) * float(int(ls) - 32);
   gr.ab = vec4(d, d, 0.0, 0.0);
 #elif defined(TYPE_Q2_K)
-  const uint m0 = w_load1(which, planes.z + 5 * bi);
-  const uint sw = w_load1(which, planes.z + 5 * bi + 1 + sub / 2) >> (16u * (sub & 1u));
-  const vec2 dm = unpackHalf2x16(m0);
+  const uint sw = r.m.y >> (16u * (sub & 1u));
+  const vec2 dm = unpackHalf2x16(r.m.x);
   const uvec2 sc = uvec2(sw & 0xFFu, (sw >> 8) & 0xFFu);
   gr.ab = vec4(dm.x * vec2(sc & 0xFu), -dm.y * vec2(sc >> 4));
 #elif defined(TYPE_Q3_K)
-  const uvec4 mt = w_load4(which, planes.z / 4 + bi);
+  const uvec4 mt = r.m;
   const float d = half_lo(mt.w);
   vec2 s;
   [[unroll]] for (uint k = 0; k < 2; ++k) {
@@ -156,7 +190,7 @@ Group load_group(uint which, uvec4 planes, uint gi, uint bi, uint sub) {
   }
   gr.ab = vec4(s, -4.0 * s);
 #elif defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
-  const uvec4 mt = w_load4(which, planes.z / 4 + bi);
+  const uvec4 mt = r.m;
   const vec2 dm = unpackHalf2x16(mt.x);
   // 6-bit scale and min of sub-block `sub` (scale bytes 0..11 are words y, z, w). Branch-free
   // with constant component indices: neighbouring threads hold different sub-blocks.
@@ -168,13 +202,17 @@ Group load_group(uint which, uvec4 planes, uint gi, uint bi, uint sub) {
   const float a = dm.x * float(sc), b = -dm.y * float(mn);
   gr.ab = vec4(a, a, b, b);
 #elif defined(TYPE_Q6_K)
-  const float d = half_lo(w_load1(which, planes.z + 5 * bi));
-  const uint sw = w_load1(which, planes.z + 5 * bi + 1 + sub / 2);
+  const float d = half_lo(r.m.x);
+  const uint sw = r.m.y;
   const int sh = int(16u * (sub & 1u));
   const vec2 s = d * vec2(bitfieldExtract(int(sw), sh, 8), bitfieldExtract(int(sw), sh + 8, 8));
   gr.ab = vec4(s, -32.0 * s);
 #endif
   return gr;
+}
+
+Group load_group(uint which, uvec4 planes, uint gi, uint bi, uint sub) {
+  return decode_group(load_raw(which, planes, gi, bi, sub), bi, sub);
 }
 
 // Elements 4j..4j+3 of the group: codes as floats for quantized types (before A and B),
