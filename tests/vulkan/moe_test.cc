@@ -96,10 +96,9 @@ std::vector<float> ref_out(const MoeShape& s, const Matrix& down, const std::vec
 // stays well under this share of the largest output; a wrong expert or row is of its order.
 constexpr float kCpuRel = 0.05f;
 
-void check_moe(const MoeShape& s, bool int8, bool staged = true) {
+void check_moe(const MoeShape& s, bool int8) {
   SCOPED_TRACE(testing::Message() << type_name(s.type) << " embd " << s.embd << " ff " << s.ff << " experts "
-                                  << s.n_expert << " k " << s.k << " tokens " << s.n_tokens << (int8 ? " int8" : "")
-                                  << (staged ? "" : " unstaged"));
+                                  << s.n_expert << " k " << s.k << " tokens " << s.n_tokens << (int8 ? " int8" : ""));
   const uint32_t T = uint32_t(s.n_tokens), k = uint32_t(s.k), E = uint32_t(s.n_expert);
   const Matrix gate = random_matrix(s.type, s.n_expert * s.ff, s.embd, 11);
   const Matrix up = random_matrix(s.type, s.n_expert * s.ff, s.embd, 12);
@@ -110,17 +109,11 @@ void check_moe(const MoeShape& s, bool int8, bool staged = true) {
   auto route = ops::MoeRoute::create(dev());
   ops::MoeMatvecOptions o;
   o.int8 = int8;
-  o.staged = staged;
   o.swiglu = true;
   auto pair = ops::MoeMatvec::create(dev(), s.type, o);
   o.swiglu = false;
   auto dn = ops::MoeMatvec::create(dev(), s.type, o);
   ASSERT_TRUE(route.ok() && pair.ok() && dn.ok());
-  if (!staged || !(*dn)->uses_int8() || !dev().caps().subgroup_arithmetic) {
-    EXPECT_FALSE((*dn)->uses_staged(s.ff, k));
-  } else {
-    EXPECT_TRUE((*pair)->uses_staged(s.embd, 1));
-  }
   auto wg = upload(gate), wu = upload(up), wd = upload(down);
   auto bx = host_buffer(x), bl = host_buffer(logits);
   auto bids = host_buffer({}, T * k), bw = host_buffer({}, T * k);
@@ -266,8 +259,6 @@ TEST(VulkanMoeMatvec, KQuantsMatchCpu) {
   ZINC_REQUIRE_VULKAN();
   for (TensorType t : {TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K})
     for (bool int8 : {true, false}) check_moe({t, 512, 256, 9, 3, 4}, int8);
-  check_moe({TensorType::Q4_K, 512, 256, 9, 3, 4}, true, false);  // the int8 kernel without staging
-  check_moe({TensorType::Q6_K, 256, 512, 12, 8, 2}, true);         // k = 8: 128 staged groups for down
 }
 
 TEST(VulkanMoeMatvec, OtherTypesMatchCpu) {

@@ -11,8 +11,7 @@ struct Push {
   uint32_t rows, cols, k, n_expert, x_stride, y_stride, flags, lanes;
   uint32_t planes0[4], planes1[4];
 };
-static_assert(sizeof(Push) == 64, "mirrors the push blocks of shaders/moe_matvec.comp and moe_matvec_staged.comp");
-constexpr uint32_t kStagedBytesPerGroup = 56;  // shaders/staged_x.glsl
+static_assert(sizeof(Push) == 64, "mirrors the push block of shaders/moe_matvec.comp");
 
 }  // namespace
 
@@ -42,23 +41,7 @@ Result<std::unique_ptr<MoeMatvec>> MoeMatvec::create(const Device& device, Tenso
   const std::string shader = "moe_matvec_" + shader_type_suffix(type) + (m->int8_ ? "_int8" : "") + (sg ? "_sg" : "");
   ZINC_ASSIGN_OR_RETURN(m->pipeline_, make_pipeline(device, shader, 6, sizeof(Push),
                                                     {group_size, rows, options.swiglu ? 1u : 0u, min_sg}));
-  if (m->int8_ && sg && options.staged) {
-    const uint64_t reserved = 64 * 8 + 64;  // expert rows and weights
-    const uint64_t fit = caps.max_compute_shared_bytes > reserved
-                             ? (caps.max_compute_shared_bytes - reserved) / kStagedBytesPerGroup : 0;
-    m->staged_groups_ = uint32_t(std::min<uint64_t>(fit, 512));
-    m->subgroup_size_ = std::max<uint32_t>(caps.subgroup_size, 1);
-    if (m->staged_groups_ >= 8) {
-      ZINC_ASSIGN_OR_RETURN(m->staged_, make_pipeline(device, "moe_matvec_staged_" + shader_type_suffix(type), 6,
-                                                      sizeof(Push),
-                                                      {group_size, m->staged_groups_, options.swiglu ? 1u : 0u}));
-    }
-  }
   return m;
-}
-
-bool MoeMatvec::uses_staged(int64_t cols, uint32_t k) const {
-  return staged_ && cols % 32 == 0 && k <= 64 && uint64_t(k) * uint64_t(cols / 32) <= staged_groups_;
 }
 
 Status MoeMatvec::record_swiglu(Commands& cmd, const WeightBuffer& gate, const WeightBuffer& up, uint32_t n_expert,
@@ -98,25 +81,17 @@ Status MoeMatvec::record_any(Commands& cmd, const WeightBuffer& w0, const Weight
     return error("moe_matvec x stride %u: must be a multiple of 4 and at least cols %lld", x.stride,
                  (long long)w0.cols());
   if (y.stride < rows) return error("moe_matvec y stride %u is less than rows %u", y.stride, rows);
-  const WeightChunk& c0 = w0.chunks()[0];
-  const WeightChunk& c1 = w1 ? w1->chunks()[0] : c0;
-  const BufferRange buffers[6] = {whole(*c0.buffer), whole(*c1.buffer), x.range, y.range, ids,
-                                  weights ? *weights : ids};
-  if (uses_staged(w0.cols(), w1 ? 1 : k)) {
-    // One step (one row of gate and up, or two rows) per subgroup.
-    const uint32_t rows_per_group = std::max<uint32_t>(group_size_ / subgroup_size_, 1) * (w1 ? 1 : 2);
-    const Push push{rows, uint32_t(w0.cols()), k, n_expert, x.stride, y.stride, accumulate ? 1u : 0u, rows_per_group,
-                    {c0.q_word, c0.h_word, c0.m_word, 0}, {c1.q_word, c1.h_word, c1.m_word, 0}};
-    cmd.dispatch(*staged_, buffers, &push, sizeof push, (rows + rows_per_group - 1) / rows_per_group, n_items);
-    return Status();
-  }
   // Enough lanes per row for its terms (and for the row set's writers), the rest make more row sets.
   const uint32_t terms = w0.groups_per_row() * (w1 ? 1 : k);  // (expert, group) pairs summed per row
   uint32_t lanes = rows_per_set_;
   while (lanes < terms && lanes < group_size_) lanes *= 2;
   const uint32_t rows_per_group = rows_per_set_ * (group_size_ / lanes);
+  const WeightChunk& c0 = w0.chunks()[0];
+  const WeightChunk& c1 = w1 ? w1->chunks()[0] : c0;
   const Push push{rows, uint32_t(w0.cols()), k, n_expert, x.stride, y.stride, accumulate ? 1u : 0u, lanes,
                   {c0.q_word, c0.h_word, c0.m_word, 0}, {c1.q_word, c1.h_word, c1.m_word, 0}};
+  const BufferRange buffers[6] = {whole(*c0.buffer), whole(*c1.buffer), x.range, y.range, ids,
+                                  weights ? *weights : ids};
   cmd.dispatch(*pipeline_, buffers, &push, sizeof push, (rows + rows_per_group - 1) / rows_per_group, n_items);
   return Status();
 }

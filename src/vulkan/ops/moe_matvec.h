@@ -17,7 +17,6 @@ struct MoeMatvecOptions {
   bool swiglu = false;      // record_swiglu() (gate/up pair) instead of record_down()
   bool int8 = true;         // as MatvecOptions::int8
   bool subgroup = true;
-  bool staged = true;       // as MatvecOptions::staged (shaders/moe_matvec_staged.comp)
   uint32_t group_size = 0;  // threads per workgroup (power of two); 0: default
   uint32_t rows = 0;        // rows per thread set; 0: default
 };
@@ -40,8 +39,6 @@ class MoeMatvec {
                      uint32_t k, bool accumulate = false) const;
 
   bool uses_int8() const { return int8_; }
-  // Whether a product of `cols` columns with k experts per token takes the staged kernel.
-  bool uses_staged(int64_t cols, uint32_t k) const;
 
  private:
   MoeMatvec() = default;
@@ -55,9 +52,6 @@ class MoeMatvec {
   uint32_t group_size_ = 128;
   uint32_t rows_per_set_ = 1;
   std::unique_ptr<Pipeline> pipeline_;
-  // shaders/moe_matvec_staged.comp (int8 with subgroups), for up to staged_groups_ groups of x.
-  std::unique_ptr<Pipeline> staged_;
-  uint32_t staged_groups_ = 0, subgroup_size_ = 32;
 };
 
 }  // namespace zinc::vulkan::ops

@@ -9,6 +9,26 @@
 #extension GL_EXT_control_flow_attributes : enable
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_EXT_spirv_intrinsics : require
+spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018], id = 4450)
+int sdot4_packed(uint a, uint b, spirv_literal int packed_format);
+int sdot4(uint a, uint b) { return sdot4_packed(a, b, 0); }
+
+// Unsigned codes are centred as in matvec.comp.
+#if defined(TYPE_Q4_0) || defined(TYPE_Q4_1) || defined(TYPE_Q4_K)
+#define CODE_CENTER 8
+#elif defined(TYPE_Q5_0) || defined(TYPE_Q5_1) || defined(TYPE_Q5_K)
+#define CODE_CENTER 16
+#elif defined(TYPE_Q2_K)
+#define CODE_CENTER 2
+#elif defined(TYPE_Q3_K)
+#define CODE_CENTER 4
+#elif defined(TYPE_Q6_K)
+#define CODE_CENTER 32
+#else
+#define CODE_CENTER 0
+#endif
+
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint kGroupSize = 128;
 layout(constant_id = 1) const uint kMaxGroups = 512;
@@ -17,7 +37,6 @@ layout(constant_id = 3) const uint kMinSubgroupSize = 1;
 
 #define TWO_WEIGHTS
 #include "quant.glsl"
-#include "staged_x.glsl"
 
 layout(std430, binding = 2) readonly buffer X4 { vec4 x4[]; };
 layout(std430, binding = 3) buffer Y { float y[]; };
@@ -32,6 +51,9 @@ layout(push_constant) uniform Push {
   uint k_slices;  // subgroups sharing one row step, each over a slice of the groups
 } p;
 
+shared uvec4 s_xq[kMaxGroups * 2];  // int8 codes of x, 32 per group
+shared vec4 s_xf[kMaxGroups];       // scale, float sums of the halves, 0
+shared ivec2 s_xs[kMaxGroups];      // code sums of the halves
 shared float s_ss[kGroupSize / kMinSubgroupSize];
 shared vec2 s_part[kGroupSize / kMinSubgroupSize];
 
@@ -46,7 +68,43 @@ void stage_group(uint t, uint g, bool norm, inout float ss) {
       xv[j] *= norm_w4[8 * g + j];
     }
   }
-  stage_values(xv, g);
+  const vec4 s4 = xv[0] + xv[1] + xv[2] + xv[3], s4h = xv[4] + xv[5] + xv[6] + xv[7];
+  vec4 m4 = max(abs(xv[0]), abs(xv[1]));
+  [[unroll]] for (uint j = 2; j < 8; ++j) m4 = max(m4, abs(xv[j]));
+  const float amax = max(max(m4.x, m4.y), max(m4.z, m4.w));
+  const float inv = amax > 0.0 ? 1.0 / amax : 0.0;
+  uint xq[8];
+  [[unroll]] for (uint j = 0; j < 8; ++j) xq[j] = packSnorm4x8(xv[j] * inv);
+  int xs0 = 0, xs1 = 0;
+  [[unroll]] for (uint j = 0; j < 4; ++j) {
+    xs0 += sdot4(0x01010101u, xq[j]);
+    xs1 += sdot4(0x01010101u, xq[4 + j]);
+  }
+  s_xq[2 * g] = uvec4(xq[0], xq[1], xq[2], xq[3]);
+  s_xq[2 * g + 1] = uvec4(xq[4], xq[5], xq[6], xq[7]);
+  s_xf[g] = vec4(amax / 127.0, s4.x + s4.y + s4.z + s4.w, s4h.x + s4h.y + s4h.z + s4h.w, 0.0);
+  s_xs[g] = ivec2(xs0, xs1);
+}
+
+// One group of one row against the staged x.
+float group_dot(Group gr, uint g) {
+  const uvec4 xa = s_xq[2 * g], xb = s_xq[2 * g + 1];
+  const vec4 xf = s_xf[g];
+  int s0 = 0, s1 = 0;
+  [[unroll]] for (uint j = 0; j < 4; ++j) {
+    s0 += sdot4(gr.c[0][j], xa[j]);
+    s1 += sdot4(gr.c[1][j], xb[j]);
+  }
+#if CODE_CENTER != 0
+  const ivec2 xs = s_xs[g];
+  s0 -= CODE_CENTER * xs.x;
+  s1 -= CODE_CENTER * xs.y;
+#endif
+  float r = xf.x * (gr.ab.x * float(s0) + gr.ab.y * float(s1));
+#ifdef HAS_OFFSET
+  r += (gr.ab.z + CODE_CENTER * gr.ab.x) * xf.y + (gr.ab.w + CODE_CENTER * gr.ab.y) * xf.z;
+#endif
+  return r;
 }
 
 void main() {
@@ -59,23 +117,6 @@ void main() {
   const uint n_slices = clamp(p.k_slices, 1u, gl_NumSubgroups);
   const uint iter_stride = gl_NumSubgroups / n_slices;
   const uint n_passes = (n_iters + iter_stride - 1) / iter_stride;
-
-  const uint wb = kPair ? 1 : 0;
-  const uvec4 pb = kPair ? p.planes1 : p.planes0;
-  // The first group of both values of this subgroup's first step, loaded before x is staged so
-  // that the weight fetch overlaps the staging.
-  Group pf_a, pf_b;
-  bool pf = false;
-  {
-    const uint it = gl_SubgroupID / n_slices, g = lane + gl_SubgroupSize * (gl_SubgroupID % n_slices);
-    const uint ra = kPair ? row0 + it : row0 + 2 * it, rb = kPair ? ra : ra + 1;
-    const uint la = min(ra, p.rows - 1), lb = min(rb, p.rows - 1);
-    if (gl_SubgroupID < iter_stride * n_slices && it < n_iters && g < groups) {
-      pf_a = load_group(0, p.planes0, la * groups + g, la * blocks + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
-      pf_b = load_group(wb, pb, lb * groups + g, lb * blocks + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
-      pf = true;
-    }
-  }
 
   for (uint t = 0; t < p.n_tokens; ++t) {
     float ss = 0.0;
@@ -101,29 +142,25 @@ void main() {
       const bool va = busy && ra < p.rows && ra - row0 < p.rows_per_group;
       const bool vb = busy && rb < p.rows && rb - row0 < p.rows_per_group;
       const uint la = min(ra, p.rows - 1), lb = min(rb, p.rows - 1);
+      const uint wb = kPair ? 1 : 0;
+      const uvec4 pb = kPair ? p.planes1 : p.planes0;
       float acc0 = 0.0, acc1 = 0.0;
-      bool use_pf = pf && t == 0 && pass == 0;  // the loop starts at the prefetched group
       if (busy) {
         const uint stride = gl_SubgroupSize * n_slices;
         uint g = lane + gl_SubgroupSize * slice;
         // Two groups per step: four code records in flight per lane.
         for (; g + stride < groups; g += 2 * stride) {
           const uint g2 = g + stride;
-          const Group a0 =
-              use_pf ? pf_a : load_group(0, p.planes0, la * groups + g, la * blocks + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
-          const Group b0 =
-              use_pf ? pf_b : load_group(wb, pb, lb * groups + g, lb * blocks + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
-          use_pf = false;
+          const Group a0 = load_group(0, p.planes0, la * groups + g, la * blocks + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
+          const Group b0 = load_group(wb, pb, lb * groups + g, lb * blocks + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
           const Group a1 = load_group(0, p.planes0, la * groups + g2, la * blocks + g2 / BLOCK_GROUPS, g2 % BLOCK_GROUPS);
           const Group b1 = load_group(wb, pb, lb * groups + g2, lb * blocks + g2 / BLOCK_GROUPS, g2 % BLOCK_GROUPS);
           acc0 += group_dot(a0, g) + group_dot(a1, g2);
           acc1 += group_dot(b0, g) + group_dot(b1, g2);
         }
         if (g < groups) {
-          const Group a0 =
-              use_pf ? pf_a : load_group(0, p.planes0, la * groups + g, la * blocks + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
-          const Group b0 =
-              use_pf ? pf_b : load_group(wb, pb, lb * groups + g, lb * blocks + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
+          const Group a0 = load_group(0, p.planes0, la * groups + g, la * blocks + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
+          const Group b0 = load_group(wb, pb, lb * groups + g, lb * blocks + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
           acc0 += group_dot(a0, g);
           acc1 += group_dot(b0, g);
         }
