@@ -29,7 +29,6 @@ struct CombinePush {
 
 constexpr uint32_t kMaxG = 8, kMaxDim = 256, kMinChunk = 64;
 constexpr uint32_t kDecodeMaxTokens = 8;  // attention_decode.comp up to here
-constexpr uint32_t kMaxSplits = 64;       // shaders/attention_combine.comp
 
 }  // namespace
 
@@ -75,7 +74,6 @@ Status Attention::record(Commands& cmd, const AttentionArgs& a, const KvLayerBuf
     return error("attention: head dims %u/%u over the kernel's %u", layer.head_dim_k, layer.head_dim_v, kMaxDim);
   if (a.out.stride < n_q * layer.head_dim_v) return error("attention: out stride %u too small", a.out.stride);
   if (n_splits == 0 || (n_splits > 1 && !partials)) return error("attention: %u splits without partials", n_splits);
-  if (n_splits > kMaxSplits) return error("attention: %u splits, at most %u", n_splits, kMaxSplits);
   if (n_tokens == 0) return Status();
   if (n_tokens > 65535) return error("attention: %u tokens exceed one dispatch", n_tokens);
   const uint32_t group = n_q / n_kv, n_qsub = (group + kMaxG - 1) / kMaxG;

@@ -60,20 +60,16 @@ Result<std::unique_ptr<Matvec>> Matvec::create(const Device& device, TensorType 
   return m;
 }
 
-// Two values per subgroup step (two rows, or one row of both SwiGLU matrices). Tall matrices
-// take two steps per subgroup; short ones split the groups of a step over up to four subgroups,
-// while each slice keeps at least one group per lane: about a thousand workgroups either way.
-Matvec::StagedShape Matvec::staged_shape(uint32_t rows, uint32_t groups) const {
+// Two values per subgroup step (two rows, or one row of both SwiGLU matrices), one or two steps
+// per subgroup: two where that still leaves a few hundred workgroups. Splitting a step's groups
+// over several subgroups (k_slices) is available through the options; on the H200 it was slower
+// for the Llama-3-8B shapes (down projection 33 -> 78 us), so the default keeps one subgroup per step.
+Matvec::StagedShape Matvec::staged_shape(uint32_t rows) const {
+  if (options_.rows) return {options_.rows, options_.k_slices ? options_.k_slices : 1};
   const uint32_t per_step = options_.swiglu ? 1 : 2;
   const uint32_t group_size = options_.group_size ? options_.group_size : 128;
-  const uint32_t n_sg = std::max<uint32_t>(group_size / subgroup_size_, 1);
-  if (options_.rows) return {options_.rows, options_.k_slices ? options_.k_slices : 1};
-  const uint32_t one = n_sg * per_step;
-  if (rows / one >= 2048 && rows / (2 * one) >= 1024) return {2 * one, 1};
-  uint32_t slices = 1;
-  while (slices < n_sg && rows / std::max<uint32_t>(one / slices, 1) < 1024 && groups / (2 * slices) >= subgroup_size_)
-    slices *= 2;
-  return {std::max<uint32_t>(one / slices, per_step), slices};
+  const uint32_t one = std::max<uint32_t>(group_size / subgroup_size_, 1) * per_step;
+  return {rows / (2 * one) >= 256 ? 2 * one : one, 1};
 }
 
 const Matvec::Staged* Matvec::staged_for(int64_t cols) const {
@@ -125,7 +121,7 @@ Status Matvec::record_pair(Commands& cmd, const WeightBuffer& w0, const WeightBu
     const BufferRange buffers[6] = {whole(*c0.buffer), whole(*c1.buffer), x.range, y.range,
                                     residual ? residual->range : y.range, norm ? norm->weight : x.range};
     if (const Staged* staged = staged_for(w0.cols())) {
-      const StagedShape shape = staged_shape(c0.rows, uint32_t(w0.cols() / 32));
+      const StagedShape shape = staged_shape(c0.rows);
       push.rows_per_group = shape.rows_per_group;
       push.k_slices = shape.k_slices;
       const Grid grid = grid_for((c0.rows + push.rows_per_group - 1) / push.rows_per_group);

@@ -75,7 +75,7 @@ class Matvec {
   struct StagedShape {
     uint32_t rows_per_group = 1, k_slices = 1;
   };
-  StagedShape staged_shape(uint32_t rows, uint32_t groups) const;
+  StagedShape staged_shape(uint32_t rows) const;
   const Staged* staged_for(int64_t cols) const;
 };
 
