@@ -66,6 +66,7 @@ class Executor {
   Status plan();
   Status record(Commands& cmd, Readback readback, TimestampPool* timestamps);
   Status record_op(Commands& cmd, size_t index);
+  Status record_matmul(Commands& cmd, size_t index, const graph::Matmul& m);  // executor_matmul.cc
   // MoE and hybrid ops (executor_moe.cc).
   Status record_moe_op(Commands& cmd, size_t index);
   static constexpr uint32_t kMatvecMaxTokens = 8;     // matvec up to here, else GEMM

@@ -1,0 +1,71 @@
+// The executor's Matmul ops: the matvec kernels for decode-sized batches (with the fusions of
+// executor_fusion.cc: input normalised on the fly, output added into the residual stream), the
+// GEMM above; SwiGLU pairs in one dispatch where gate and up share a type.
+#include "vulkan/executor.h"
+
+namespace zinc::vulkan {
+
+Status Executor::record_matmul(Commands& cmd, size_t index, const graph::Matmul& matmul) {
+  using Range = std::pair<uint64_t, uint64_t>;
+  const graph::Graph& g = graph_;
+  const graph::Matmul* m = &matmul;
+  const Range scratch{g.arena_bytes(), g.arena_bytes() + scratch_->size_bytes()};
+  auto inner_barrier = [&] {
+    cmd.barrier();
+    ++n_barriers_;
+    pending_reads_.clear();
+    pending_writes_.clear();
+  };
+  const uint32_t rows = uint32_t(g.buffer(m->in).rows);
+  const WeightBuffer* w = weights_.matrix(m->w);
+  const WeightBuffer* up = m->up ? weights_.matrix(m->up) : nullptr;
+  const bool small = on_matvec_path(*m);
+  // Fusions (executor_fusion.cc): x normalised on the fly, y added into the residual stream.
+  const auto deferred = deferred_norms_.find(m->in.index);
+  const auto fold = residual_folds_.find(index);
+  const graph::BufferId in = deferred != deferred_norms_.end() ? deferred->second.in : m->in;
+  const graph::BufferId out = fold != residual_folds_.end() ? fold->second : m->out;
+  const ops::Activations x = act(in), y = act(out);
+  ops::InputNorm norm_args;
+  const ops::InputNorm* norm = nullptr;
+  if (deferred != deferred_norms_.end()) {
+    norm_args = {weights_.vector(deferred->second.weight), deferred->second.eps};
+    norm = &norm_args;
+  }
+  const ops::Activations* residual = fold != residual_folds_.end() ? &y : nullptr;
+  const Range rd[2] = {range_of(in), range_of(out)}, wr[2] = {range_of(out), scratch};
+  access(cmd, std::span<const Range>(rd, residual ? 2 : 1), std::span<const Range>(wr, up ? 2 : 1));
+  if (up && small && up->type() == w->type()) {
+    ZINC_ASSIGN_OR_RETURN(const ops::Matvec* k, kernels_.matvec(w->type(), true));
+    ZINC_RETURN_IF_ERROR(k->record_swiglu(cmd, *w, *up, x, y, rows, residual, norm));
+  } else {
+    if ((norm || residual) && (up || !small)) return error("a fused norm or residual on a split or GEMM matmul");
+    auto mul = [&](const WeightBuffer& wb, const ops::Activations& out) -> Status {
+      if (small) {
+        ZINC_ASSIGN_OR_RETURN(const ops::Matvec* k, kernels_.matvec(wb.type(), false));
+        return k->record(cmd, wb, x, out, rows, residual, norm);
+      }
+      ZINC_ASSIGN_OR_RETURN(const ops::Gemm* k, kernels_.gemm(wb.type()));
+      return k->record(cmd, wb, x, out, rows);
+    };
+    ZINC_RETURN_IF_ERROR(mul(*w, y));
+    if (up) {
+      const ops::Activations u{{scratch_.get(), 0, VK_WHOLE_SIZE}, y.stride};
+      ZINC_RETURN_IF_ERROR(mul(*up, u));
+      inner_barrier();
+      const uint32_t n = uint32_t(g.buffer(m->out).n_elements());
+      ZINC_RETURN_IF_ERROR(kernels_.swiglu->record(cmd, y.range, u.range, y.range, n));
+      const Range wr2[1] = {range_of(out)}, rd2[2] = {range_of(out), scratch};
+      access(cmd, rd2, wr2);
+    }
+  }
+  if (m->bias) {
+    inner_barrier();
+    const Range rw[1] = {range_of(out)};
+    access(cmd, rw, rw);
+    return kernels_.add_bias->record(cmd, y, weights_.vector(m->bias), uint32_t(m->w->rows()), rows);
+  }
+  return Status();
+}
+
+}  // namespace zinc::vulkan
