@@ -3,31 +3,12 @@
 // RMS-normalised on the fly, as in matvec.comp) is quantized per 32-group to int8 into shared
 // memory; then each subgroup takes two values at a time (two rows, or with kPair one row of both
 // matrices), its lanes striding over the groups so that neighbouring lanes read neighbouring
-// code records, and reduces with subgroupAdd; for long rows several subgroups share a step, each
-// over a slice of the groups. Push block and bindings as matvec.comp, plus the rows per
+// code records, and reduces with subgroupAdd; optionally (k_slices) several subgroups share a
+// step, each over a slice of the groups. Push block and bindings as matvec.comp, plus the rows per
 // workgroup and the slices. Needs cols a multiple of 32 and cols / 32 <= kMaxGroups.
 #extension GL_EXT_control_flow_attributes : enable
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
-#extension GL_EXT_spirv_intrinsics : require
-spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018], id = 4450)
-int sdot4_packed(uint a, uint b, spirv_literal int packed_format);
-int sdot4(uint a, uint b) { return sdot4_packed(a, b, 0); }
-
-// Unsigned codes are centred as in matvec.comp.
-#if defined(TYPE_Q4_0) || defined(TYPE_Q4_1) || defined(TYPE_Q4_K)
-#define CODE_CENTER 8
-#elif defined(TYPE_Q5_0) || defined(TYPE_Q5_1) || defined(TYPE_Q5_K)
-#define CODE_CENTER 16
-#elif defined(TYPE_Q2_K)
-#define CODE_CENTER 2
-#elif defined(TYPE_Q3_K)
-#define CODE_CENTER 4
-#elif defined(TYPE_Q6_K)
-#define CODE_CENTER 32
-#else
-#define CODE_CENTER 0
-#endif
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint kGroupSize = 128;
@@ -37,6 +18,7 @@ layout(constant_id = 3) const uint kMinSubgroupSize = 1;
 
 #define TWO_WEIGHTS
 #include "quant.glsl"
+#include "int8_dot.glsl"
 
 layout(std430, binding = 2) readonly buffer X4 { vec4 x4[]; };
 layout(std430, binding = 3) buffer Y { float y[]; };
@@ -69,21 +51,11 @@ void stage_group(uint t, uint g, bool norm, inout float ss) {
     }
   }
   const vec4 s4 = xv[0] + xv[1] + xv[2] + xv[3], s4h = xv[4] + xv[5] + xv[6] + xv[7];
-  vec4 m4 = max(abs(xv[0]), abs(xv[1]));
-  [[unroll]] for (uint j = 2; j < 8; ++j) m4 = max(m4, abs(xv[j]));
-  const float amax = max(max(m4.x, m4.y), max(m4.z, m4.w));
-  const float inv = amax > 0.0 ? 1.0 / amax : 0.0;
-  uint xq[8];
-  [[unroll]] for (uint j = 0; j < 8; ++j) xq[j] = packSnorm4x8(xv[j] * inv);
-  int xs0 = 0, xs1 = 0;
-  [[unroll]] for (uint j = 0; j < 4; ++j) {
-    xs0 += sdot4(0x01010101u, xq[j]);
-    xs1 += sdot4(0x01010101u, xq[4 + j]);
-  }
-  s_xq[2 * g] = uvec4(xq[0], xq[1], xq[2], xq[3]);
-  s_xq[2 * g + 1] = uvec4(xq[4], xq[5], xq[6], xq[7]);
-  s_xf[g] = vec4(amax / 127.0, s4.x + s4.y + s4.z + s4.w, s4h.x + s4h.y + s4h.z + s4h.w, 0.0);
-  s_xs[g] = ivec2(xs0, xs1);
+  const QuantX qx = quantize_x(xv);
+  s_xq[2 * g] = uvec4(qx.q[0], qx.q[1], qx.q[2], qx.q[3]);
+  s_xq[2 * g + 1] = uvec4(qx.q[4], qx.q[5], qx.q[6], qx.q[7]);
+  s_xf[g] = vec4(qx.d, s4.x + s4.y + s4.z + s4.w, s4h.x + s4h.y + s4h.z + s4h.w, 0.0);
+  s_xs[g] = ivec2(qx.s0, qx.s1);
 }
 
 // One group of one row against the staged x.
@@ -95,14 +67,16 @@ float group_dot(Group gr, uint g) {
     s0 += sdot4(gr.c[0][j], xa[j]);
     s1 += sdot4(gr.c[1][j], xb[j]);
   }
-#if CODE_CENTER != 0
+#ifdef CODE_CENTER
   const ivec2 xs = s_xs[g];
   s0 -= CODE_CENTER * xs.x;
   s1 -= CODE_CENTER * xs.y;
 #endif
   float r = xf.x * (gr.ab.x * float(s0) + gr.ab.y * float(s1));
-#ifdef HAS_OFFSET
+#if defined(CODE_CENTER)
   r += (gr.ab.z + CODE_CENTER * gr.ab.x) * xf.y + (gr.ab.w + CODE_CENTER * gr.ab.y) * xf.z;
+#elif defined(HAS_OFFSET)
+  r += gr.ab.z * xf.y + gr.ab.w * xf.z;
 #endif
   return r;
 }

@@ -15,26 +15,6 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #endif
-#ifdef INT8
-// Unsigned codes are centred (code - C) before the integer dot product and the offset term
-// adjusted (A * code + B = A * (code - C) + (B + C * A)), so that the rounding error of x meets
-// weights of half the magnitude.
-#if defined(TYPE_Q4_0) || defined(TYPE_Q4_1) || defined(TYPE_Q4_K)
-#define CODE_CENTER 8
-#elif defined(TYPE_Q5_0) || defined(TYPE_Q5_1) || defined(TYPE_Q5_K)
-#define CODE_CENTER 16
-#elif defined(TYPE_Q2_K)
-#define CODE_CENTER 2
-#elif defined(TYPE_Q3_K)
-#define CODE_CENTER 4
-#elif defined(TYPE_Q6_K)
-#define CODE_CENTER 32
-#endif
-#extension GL_EXT_spirv_intrinsics : require
-spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018], id = 4450)
-int sdot4_packed(uint a, uint b, spirv_literal int packed_format);
-int sdot4(uint a, uint b) { return sdot4_packed(a, b, 0); }
-#endif
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint kGroupSize = 128;
@@ -44,6 +24,9 @@ layout(constant_id = 3) const uint kMinSubgroupSize = 1;
 
 #define TWO_WEIGHTS
 #include "quant.glsl"
+#ifdef INT8
+#include "int8_dot.glsl"
+#endif
 
 layout(std430, binding = 2) readonly buffer X4 { vec4 x4[]; };
 layout(std430, binding = 2) readonly buffer X1 { float x1[]; };
@@ -116,33 +99,20 @@ void main() {
       const float sx0 = s4.x + s4.y + s4.z + s4.w, sx1 = s4h.x + s4h.y + s4h.z + s4h.w;
 #endif
 #ifdef INT8
-      vec4 m4 = max(abs(xv[0]), abs(xv[1]));
-      [[unroll]] for (uint i = 2; i < 8; ++i) m4 = max(m4, abs(xv[i]));
-      const float amax = max(max(m4.x, m4.y), max(m4.z, m4.w));
-      const float inv = amax > 0.0 ? 1.0 / amax : 0.0;
-      const float dx = amax / 127.0;
-      uint xq[8];
-      [[unroll]] for (uint i = 0; i < 8; ++i) xq[i] = packSnorm4x8(xv[i] * inv);
-#ifdef CODE_CENTER
-      int xs0 = 0, xs1 = 0;
-      [[unroll]] for (uint i = 0; i < 4; ++i) {
-        xs0 += sdot4(0x01010101u, xq[i]);
-        xs1 += sdot4(0x01010101u, xq[4 + i]);
-      }
-#endif
+      const QuantX qx = quantize_x(xv);
 #endif
       [[unroll]] for (uint v = 0; v < kValues; ++v) {
 #ifdef INT8
         int s0 = 0, s1 = 0;
         [[unroll]] for (uint i = 0; i < 4; ++i) {
-          s0 += sdot4(gr[v].c[0][i], xq[i]);
-          s1 += sdot4(gr[v].c[1][i], xq[4 + i]);
+          s0 += sdot4(gr[v].c[0][i], qx.q[i]);
+          s1 += sdot4(gr[v].c[1][i], qx.q[4 + i]);
         }
 #ifdef CODE_CENTER
-        s0 -= CODE_CENTER * xs0;
-        s1 -= CODE_CENTER * xs1;
+        s0 -= CODE_CENTER * qx.s0;
+        s1 -= CODE_CENTER * qx.s1;
 #endif
-        float r = dx * (gr[v].ab.x * float(s0) + gr[v].ab.y * float(s1));
+        float r = qx.d * (gr[v].ab.x * float(s0) + gr[v].ab.y * float(s1));
 #elif defined(FLOAT_WEIGHTS)
         float r = 0.0;
         [[unroll]] for (uint i = 0; i < 8; ++i) r += dot(group_vec(gr[v], i), xv[i]);
