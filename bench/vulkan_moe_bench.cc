@@ -19,6 +19,7 @@
 #include "vulkan/ops/moe_route.h"
 #include "vulkan/ops/ssm_conv1d.h"
 #include "vulkan/timestamps.h"
+#include "vulkan_gpu_timer.h"
 
 namespace zinc::vulkan {
 namespace {
@@ -109,32 +110,6 @@ std::vector<std::unique_ptr<WeightBuffer>>& stacked(TensorType type, int64_t row
   return v;
 }
 
-template <typename Fn>
-void time_gpu(benchmark::State& state, int reps, double bytes_per_op, Fn&& fn) {
-  Context& c = *context();
-  if (!c.timestamps) return state.SkipWithError("no Vulkan device with timestamps");
-  double total_s = 0;
-  int64_t ops = 0;
-  int i = 0;
-  for (auto _ : state) {
-    if (!c.commands->begin().ok()) return state.SkipWithError("begin");
-    c.commands->reset_queries(c.timestamps->handle(), 0, 2);
-    c.commands->write_timestamp(c.timestamps->handle(), 0);
-    for (int r = 0; r < reps; ++r) {
-      const Status s = fn(*c.commands, i++);
-      if (!s.ok()) return state.SkipWithError(s.message().c_str());
-      c.commands->barrier();
-    }
-    c.commands->write_timestamp(c.timestamps->handle(), 1);
-    if (!c.commands->end().ok() || !c.commands->submit_and_wait().ok()) return state.SkipWithError("submit");
-    const double s = c.timestamps->elapsed_ns(0, 1).value() * 1e-9;
-    state.SetIterationTime(s / reps);
-    total_s += s;
-    ops += reps;
-  }
-  state.counters["GB/s"] = bytes_per_op * double(ops) / total_s * 1e-9;
-  state.counters["us"] = total_s / double(ops) * 1e6;
-}
 
 BufferRange ids_of(Context& c, int i, uint32_t n_tokens) {
   const uint64_t t0 = uint64_t(i) % (kIdSets - n_tokens + 1);
@@ -157,7 +132,7 @@ void BM_MoeMatvec(benchmark::State& state, TensorType type, bool gate_up, uint32
   auto& w = gate_up ? stacked(type, int64_t(kExperts) * kFf, kEmbd, &bytes) : stacked(type, int64_t(kExperts) * kEmbd, kFf, &bytes);
   if (gate_up) bytes = row_bytes(type, kEmbd) * size_t(kExperts) * kFf;
   const double read = double(bytes) / kExperts * kUsed * n_tokens * (gate_up ? 2 : 1);
-  time_gpu(state, 40, read, [&](Commands& cmd, int i) -> Status {
+  time_gpu(state, *c.commands, c.timestamps.get(), 40, read, 0, [&](Commands& cmd, int i) -> Status {
     const size_t l = size_t(i) % w.size();
     const BufferRange ids = ids_of(c, i, n_tokens);
     if (gate_up)
@@ -180,7 +155,7 @@ void BM_SharedExpert(benchmark::State& state, TensorType type) {
   uint64_t b1 = 0, b2 = 0;
   auto& gu = stacked(type, kFf, kEmbd, &b1);
   auto& d = stacked(type, kEmbd, kFf, &b2);
-  time_gpu(state, 40, double(2 * b1 + b2), [&](Commands& cmd, int i) -> Status {
+  time_gpu(state, *c.commands, c.timestamps.get(), 40, double(2 * b1 + b2), 0, [&](Commands& cmd, int i) -> Status {
     const size_t l = size_t(i) % gu.size();
     ZINC_RETURN_IF_ERROR((*pair)->record_swiglu(cmd, *gu[l], *gu[(l + 1) % gu.size()], {{c.x.get()}, kEmbd},
                                                 {{c.act.get()}, kFf}, 1));
@@ -194,7 +169,7 @@ void BM_MoeRoute(benchmark::State& state) {
   if (!c.device) return state.SkipWithError("no Vulkan device");
   auto op = ops::MoeRoute::create(*c.device);
   if (!op.ok()) return state.SkipWithError(op.status().message().c_str());
-  time_gpu(state, 40, kExperts * 4.0, [&](Commands& cmd, int) {
+  time_gpu(state, *c.commands, c.timestamps.get(), 40, kExperts * 4.0, 0, [&](Commands& cmd, int) {
     return (*op)->record(cmd, {{c.logits.get()}, kExperts}, {c.misc.get(), 0, 4096}, {c.misc.get(), 4096, 4096}, 1,
                          kExperts, kUsed, true);
   });
@@ -230,7 +205,7 @@ void BM_DeltaNet(benchmark::State& state, uint32_t n_tokens, bool one_seq, ops::
   const ops::DeltaNetShape shape{kHk, kDk, kHv, kDv, false, 1e-6f};
   const uint32_t n_seqs = one_seq ? 1 : n_tokens;
   const double bytes = 2.0 * 4 * (conv_floats + ssm_floats) * n_seqs;  // state read and written
-  time_gpu(state, one_seq ? 5 : 40, bytes, [&](Commands& cmd, int i) -> Status {
+  time_gpu(state, *c.commands, c.timestamps.get(), one_seq ? 5 : 40, bytes, 0, [&](Commands& cmd, int i) -> Status {
     const uint32_t l = uint32_t(i) % kLayers;
     ZINC_RETURN_IF_ERROR((*conv)->record(cmd, {{c.x.get()}, kConvDim}, {small.get(), 0, 65536 * 4}, slots,
                                          l * (conv_floats + ssm_floats), {{c.y.get()}, kConvDim}, n_tokens,
@@ -262,7 +237,7 @@ void BM_MoeGemm(benchmark::State& state, TensorType type, uint32_t n_tokens, boo
     (void)c.uploader->upload(*ids, 0, {reinterpret_cast<const uint8_t*>(v.data()), v.size() * 4});
   }
   const ops::MoeScratch scratch{{order.get()}, {tiles.get()}, {}};
-  time_gpu(state, 5, 2.0 * double(bytes), [&](Commands& cmd, int i) -> Status {
+  time_gpu(state, *c.commands, c.timestamps.get(), 5, 2.0 * double(bytes), 0, [&](Commands& cmd, int i) -> Status {
     const size_t l = size_t(i) % w.size();
     ZINC_RETURN_IF_ERROR((*pair)->record_group(cmd, {ids.get()}, kExperts, scratch, n_tokens, kUsed));
     cmd.barrier();

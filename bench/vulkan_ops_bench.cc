@@ -14,6 +14,7 @@
 #include "vulkan/ops/gemm.h"
 #include "vulkan/ops/matvec.h"
 #include "vulkan/timestamps.h"
+#include "vulkan_gpu_timer.h"
 
 namespace zinc::vulkan {
 namespace {
@@ -87,37 +88,6 @@ const Weights& weights(TensorType type, int64_t rows, int64_t cols) {
   return w;
 }
 
-// Times `reps` back-to-back recordings of fn(copy index) with a barrier after each.
-template <typename Fn>
-void time_gpu(benchmark::State& state, int reps, uint64_t bytes_per_op, double flop_per_op, Fn&& fn) {
-  Context& c = *context();
-  if (!c.timestamps) {
-    state.SkipWithError("no Vulkan device with timestamps");
-    return;
-  }
-  double total_s = 0;
-  int64_t ops = 0;
-  int copy = 0;
-  for (auto _ : state) {
-    if (!c.commands->begin().ok()) return state.SkipWithError("begin");
-    c.commands->reset_queries(c.timestamps->handle(), 0, 2);
-    c.commands->write_timestamp(c.timestamps->handle(), 0);
-    for (int i = 0; i < reps; ++i) {
-      const Status s = fn(*c.commands, copy++);
-      if (!s.ok()) return state.SkipWithError(s.message().c_str());
-      c.commands->barrier();
-    }
-    c.commands->write_timestamp(c.timestamps->handle(), 1);
-    if (!c.commands->end().ok() || !c.commands->submit_and_wait().ok()) return state.SkipWithError("submit");
-    const double s = c.timestamps->elapsed_ns(0, 1).value() * 1e-9;
-    state.SetIterationTime(s / reps);
-    total_s += s;
-    ops += reps;
-  }
-  state.counters["GB/s"] = double(bytes_per_op) * double(ops) / total_s * 1e-9;
-  state.counters["TFLOP/s"] = flop_per_op * double(ops) / total_s * 1e-12;
-  state.counters["us"] = total_s / double(ops) * 1e6;
-}
 
 void BM_Matvec(benchmark::State& state, TensorType type, int64_t rows, int64_t cols, bool int8, bool swiglu,
                uint32_t group_size, uint32_t rows_per_group) {
@@ -135,7 +105,8 @@ void BM_Matvec(benchmark::State& state, TensorType type, int64_t rows, int64_t c
   const uint32_t n = uint32_t(w.copies.size());
   const ops::Activations x{{c.x.get()}, uint32_t(cols)}, y{{c.y.get()}, uint32_t(rows)};
   const uint64_t bytes = w.bytes * (swiglu ? 2 : 1);
-  time_gpu(state, 50, bytes, 2.0 * double(rows) * double(cols) * (swiglu ? 2 : 1), [&](Commands& cmd, int i) {
+  const double flop = 2.0 * double(rows) * double(cols) * (swiglu ? 2 : 1);
+  time_gpu(state, *c.commands, c.timestamps.get(), 50, double(bytes), flop, [&](Commands& cmd, int i) {
     if (swiglu) return (*mv)->record_swiglu(cmd, *w.copies[i % n], *w.copies[(i + 1) % n], x, y, 1);
     return (*mv)->record(cmd, *w.copies[i % n], x, y, 1);
   });
@@ -154,7 +125,7 @@ void BM_Gemm(benchmark::State& state, TensorType type, int64_t rows, int64_t col
   const Weights& w = weights(type, rows, cols);
   const uint32_t n = uint32_t(w.copies.size());
   const ops::Activations x{{c.x.get()}, uint32_t(cols)}, y{{c.y.get()}, uint32_t(rows)};
-  time_gpu(state, 5, w.bytes, 2.0 * double(rows) * double(cols) * n_tokens,
+  time_gpu(state, *c.commands, c.timestamps.get(), 5, double(w.bytes), 2.0 * double(rows) * double(cols) * n_tokens,
            [&](Commands& cmd, int i) { return (*g)->record(cmd, *w.copies[i % n], x, y, n_tokens); });
 }
 

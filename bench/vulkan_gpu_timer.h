@@ -1,0 +1,41 @@
+// GPU timing for the Vulkan benchmarks: `reps` back-to-back recordings of fn(commands, index)
+// with a barrier after each, timed with two timestamps, reported as manual time per op and the
+// counters GB/s (bytes_per_op), TFLOP/s (flop_per_op, when given) and us.
+#pragma once
+
+#include <benchmark/benchmark.h>
+
+#include "vulkan/commands.h"
+#include "vulkan/timestamps.h"
+
+namespace zinc::vulkan {
+
+template <typename Fn>
+void time_gpu(benchmark::State& state, Commands& commands, const TimestampPool* timestamps, int reps,
+              double bytes_per_op, double flop_per_op, Fn&& fn) {
+  if (!timestamps) return state.SkipWithError("no Vulkan device with timestamps");
+  double total_s = 0;
+  int64_t ops = 0;
+  int index = 0;
+  for (auto _ : state) {
+    if (!commands.begin().ok()) return state.SkipWithError("begin");
+    commands.reset_queries(timestamps->handle(), 0, 2);
+    commands.write_timestamp(timestamps->handle(), 0);
+    for (int r = 0; r < reps; ++r) {
+      const Status s = fn(commands, index++);
+      if (!s.ok()) return state.SkipWithError(s.message().c_str());
+      commands.barrier();
+    }
+    commands.write_timestamp(timestamps->handle(), 1);
+    if (!commands.end().ok() || !commands.submit_and_wait().ok()) return state.SkipWithError("submit");
+    const double s = timestamps->elapsed_ns(0, 1).value() * 1e-9;
+    state.SetIterationTime(s / reps);
+    total_s += s;
+    ops += reps;
+  }
+  state.counters["GB/s"] = bytes_per_op * double(ops) / total_s * 1e-9;
+  if (flop_per_op > 0) state.counters["TFLOP/s"] = flop_per_op * double(ops) / total_s * 1e-12;
+  state.counters["us"] = total_s / double(ops) * 1e6;
+}
+
+}  // namespace zinc::vulkan
