@@ -11,6 +11,7 @@
 #include <random>
 
 #include "core/quant.h"
+#include "vulkan/ops/elementwise.h"
 #include "vulkan/ops/gemm.h"
 #include "vulkan/ops/matvec.h"
 #include "vulkan/timestamps.h"
@@ -89,15 +90,21 @@ const Weights& weights(TensorType type, int64_t rows, int64_t cols) {
 }
 
 
+struct Shaping {
+  uint32_t group_size = 0, rows_per_group = 0, k_slices = 0, steps = 0;
+};
+
 void BM_Matvec(benchmark::State& state, TensorType type, int64_t rows, int64_t cols, bool int8, bool swiglu,
-               uint32_t group_size, uint32_t rows_per_group) {
+               Shaping shaping) {
   Context& c = *context();
   if (!c.device) return state.SkipWithError("no Vulkan device");
   ops::MatvecOptions opt;
   opt.int8 = int8;
   opt.swiglu = swiglu;
-  opt.group_size = group_size;
-  opt.rows = rows_per_group;
+  opt.group_size = shaping.group_size;
+  opt.rows = shaping.rows_per_group;
+  opt.k_slices = shaping.k_slices;
+  opt.steps = shaping.steps;
   auto mv = ops::Matvec::create(*c.device, type, opt);
   if (!mv.ok()) return state.SkipWithError(mv.status().message().c_str());
   if (int8 && !(*mv)->uses_int8()) return state.SkipWithError("no int8 path here");
@@ -110,6 +117,17 @@ void BM_Matvec(benchmark::State& state, TensorType type, int64_t rows, int64_t c
     if (swiglu) return (*mv)->record_swiglu(cmd, *w.copies[i % n], *w.copies[(i + 1) % n], x, y, 1);
     return (*mv)->record(cmd, *w.copies[i % n], x, y, 1);
   });
+}
+
+// The floor of one dependent step: a tiny elementwise op with a barrier after each.
+void BM_DispatchFloor(benchmark::State& state, uint32_t n) {
+  Context& c = *context();
+  if (!c.device) return state.SkipWithError("no Vulkan device");
+  auto op = ops::Elementwise::create(*c.device, ops::ElementwiseOp::kAdd);
+  if (!op.ok()) return state.SkipWithError(op.status().message().c_str());
+  const BufferRange a{c.x.get(), 0, uint64_t(n) * 4}, b{c.y.get(), 0, uint64_t(n) * 4};
+  time_gpu(state, *c.commands, c.timestamps.get(), 200, 8.0 * n, 0,
+           [&](Commands& cmd, int) { return (*op)->record(cmd, a, b, b, n); });
 }
 
 void BM_Gemm(benchmark::State& state, TensorType type, int64_t rows, int64_t cols, uint32_t n_tokens, bool coopmat,
@@ -145,24 +163,38 @@ int register_all() {
     for (const Shape& s : kShapes)
       for (bool int8 : {true, false})
         benchmark::RegisterBenchmark(("matvec/" + tn + "/" + s.name + (int8 ? "/int8" : "/float")).c_str(), BM_Matvec,
-                                     t, s.rows, s.cols, int8, false, 0u, 0u)
+                                     t, s.rows, s.cols, int8, false, Shaping{})
             ->UseManualTime()
             ->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark(("matvec_swiglu/" + tn + "/gate_up_14336x4096").c_str(), BM_Matvec, t, 14336, 4096,
-                                 true, true, 0u, 0u)
+                                 true, true, Shaping{})
         ->UseManualTime()
         ->Unit(benchmark::kMicrosecond);
   }
-  // Workgroup shapes for the decode matvec (threads, rows per workgroup).
-  for (uint32_t gs : {64u, 128u, 256u})
-    for (uint32_t rows : {1u, 2u, 4u, 8u})
-      for (const Shape& s : {kShapes[2], kShapes[3]})
-        benchmark::RegisterBenchmark(("matvec_shape/Q4_K/" + std::string(s.name) + "/threads" + std::to_string(gs) +
-                                      "/rows" + std::to_string(rows))
-                                         .c_str(),
-                                     BM_Matvec, TensorType::Q4_K, s.rows, s.cols, true, false, gs, rows)
-            ->UseManualTime()
-            ->Unit(benchmark::kMicrosecond);
+  for (uint32_t n : {2048u, 65536u})
+    benchmark::RegisterBenchmark(("floor/add_" + std::to_string(n)).c_str(), BM_DispatchFloor, n)
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
+  // Workgroup shapes of the staged decode matvec: threads, rows per workgroup (in passes of two
+  // rows per subgroup step), subgroups per step (k_slices) and groups loaded ahead (steps).
+  constexpr Shape kSweep[] = {kShapes[0], kShapes[1], kShapes[2], kShapes[3], {"qkv_8192x2048", 8192, 2048},
+                              {"out_2048x4096", 2048, 4096}, {"shexp_512x2048", 512, 2048}};
+  for (const Shape& s : kSweep)
+    for (uint32_t gs : {128u, 256u, 512u})
+      for (uint32_t passes : {1u, 2u})
+        for (uint32_t slices : {1u, 2u, 4u})
+          for (uint32_t steps : {1u, 2u, 4u}) {
+            const uint32_t rows = gs / 32 / slices * 2 * passes;  // 32-lane subgroups
+            if (rows == 0 || (slices > 1 && steps == 4)) continue;
+            benchmark::RegisterBenchmark(("matvec_shape/Q4_K/" + std::string(s.name) + "/t" + std::to_string(gs) +
+                                          "_r" + std::to_string(rows) + "_k" + std::to_string(slices) + "_s" +
+                                          std::to_string(steps))
+                                             .c_str(),
+                                         BM_Matvec, TensorType::Q4_K, s.rows, s.cols, true, false,
+                                         Shaping{gs, rows, slices, steps})
+                ->UseManualTime()
+                ->Unit(benchmark::kMicrosecond);
+          }
   for (TensorType t : {TensorType::Q4_K, TensorType::Q6_K})
     for (uint32_t n : {512u, 64u})
       for (const Shape& s : kShapes)

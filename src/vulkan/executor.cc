@@ -49,7 +49,7 @@ Status Executor::plan() {
                  (unsigned long long)device.caps().min_storage_offset_alignment, graph::kBufferAlignment);
   const uint32_t n_tokens = uint32_t(graph_.shape().n_tokens), n_out = uint32_t(graph_.shape().n_outputs);
   n_splits_ = ops::Attention::splits_for(n_tokens, uint32_t(kv_.n_pages() * kv::kPageTokens));
-  uint64_t scratch = 4, partials = 4, moe_order = 4, moe_tiles = 16, moe_expert_out = 4;
+  uint64_t scratch = 4, partials = 4, counters = 4, moe_order = 4, moe_tiles = 16, moe_expert_out = 4;
   for (const graph::Op& op : graph_.ops()) {
     if (const auto* m = std::get_if<graph::MoeMatmul>(&op.params)) {
       const graph::Buffer& ids = graph_.buffer(m->ids);
@@ -66,9 +66,11 @@ Status Executor::plan() {
       if (m->up && !fused) scratch = std::max<uint64_t>(scratch, graph_.buffer(m->out).size_bytes());
     } else if (const auto* a = std::get_if<graph::Attention>(&op.params)) {
       const auto& spec = graph_.state().kv_layers[size_t(a->kv_layer)];
-      if (n_splits_ > 1)
+      if (n_splits_ > 1) {
         partials = std::max(partials, 4 * ops::Attention::partial_floats(n_tokens, uint32_t(a->q_heads.n_heads),
                                                                          uint32_t(spec.head_dim_v), n_splits_));
+        counters = std::max(counters, 4 * ops::Attention::counter_words(n_tokens, uint32_t(a->q_heads.n_heads)));
+      }
     } else if (const auto* r = std::get_if<graph::Rope>(&op.params)) {
       if (std::none_of(rope_tables_.begin(), rope_tables_.end(),
                        [&](const RopeTable& t) { return same_rope(t.params, r->params); }))
@@ -78,6 +80,13 @@ Status Executor::plan() {
   ZINC_ASSIGN_OR_RETURN(arena_, Buffer::create(device, std::max<uint64_t>(graph_.arena_bytes(), 4), MemoryKind::kDeviceLocal));
   ZINC_ASSIGN_OR_RETURN(scratch_, Buffer::create(device, scratch, MemoryKind::kDeviceLocal));
   ZINC_ASSIGN_OR_RETURN(partials_, Buffer::create(device, partials, MemoryKind::kDeviceLocal));
+  ZINC_ASSIGN_OR_RETURN(attention_counters_, Buffer::create(device, counters, MemoryKind::kDeviceLocal));
+  ZINC_ASSIGN_OR_RETURN(zero_cmd_, Commands::create(device));
+  ZINC_RETURN_IF_ERROR(zero_cmd_->begin());
+  zero_cmd_->zero(*attention_counters_, 0, counters);
+  zero_cmd_->barrier();
+  ZINC_RETURN_IF_ERROR(zero_cmd_->end());
+  ZINC_RETURN_IF_ERROR(zero_cmd_->submit_and_wait());
   auto align = [](uint64_t bytes) { return (bytes + kStepAlignBytes - 1) / kStepAlignBytes * kStepAlignBytes; };
   moe_tiles_offset_ = align(moe_order);
   moe_expert_out_offset_ = align(moe_tiles_offset_ + moe_tiles);
@@ -277,9 +286,9 @@ Status Executor::record_op(Commands& cmd, size_t index) {
     }
     args.out = act(a->out);
     args.scale = a->scale;
-    const BufferRange part{partials_.get(), 0, VK_WHOLE_SIZE};
+    const BufferRange part{partials_.get(), 0, VK_WHOLE_SIZE}, counters{attention_counters_.get(), 0, VK_WHOLE_SIZE};
     return kernels_.attention->record(cmd, args, kv_.layer(a->kv_layer), step_data_, uint32_t(g.buffer(a->q).rows),
-                                      n_splits_, &part);
+                                      n_splits_, &part, &counters);
   }
   if (const auto* a = std::get_if<graph::Add>(&op.params)) {
     const Range rd[2] = {range_of(a->a), range_of(a->b)}, wr[1] = {range_of(a->out)};

@@ -117,13 +117,15 @@ struct Harness {
 
 // qk_norm, RoPE, kv_write and attention (optionally gated) over 3 sequences.
 // rope_q_last: RoPE of q after the KV write, so the executor cannot fuse RoPE into kv_write.
+// n_prefill steps of 37 tokens fill sequence 0 before the decode steps (a long context: more
+// live splits in the decode attention).
 void check_attention(graph::RopeParams rope, bool gate, kv::KvType type, int32_t n_q, int32_t n_kv, int32_t dk,
-                     bool rope_q_last = false) {
+                     bool rope_q_last = false, int n_prefill = 3, int64_t n_pages = 24) {
   SCOPED_TRACE(testing::Message() << "rope mode " << int(rope.mode) << " n_rot " << rope.n_rot << (gate ? " gate" : "")
-                                  << " heads " << n_q << "/" << n_kv << " dim " << dk);
+                                  << " heads " << n_q << "/" << n_kv << " dim " << dk << " prefill " << n_prefill);
   graph::StateLayout layout;
   layout.kv_layers.push_back({n_kv, dk, dk});
-  Harness h(layout, type);
+  Harness h(layout, type, n_pages);
   auto qn = vector_weight(dk, 11, 1.f), kn = vector_weight(dk, 12, 1.f);
   auto build = [&](int64_t T) {
     graph::GraphBuilder b({T, T}, layout);
@@ -163,8 +165,8 @@ void check_attention(graph::RopeParams rope, bool gate, kv::KvType type, int32_t
   for (int i = 20; i < 37; ++i) mixed[size_t(i)] = 1;
   const double tol = 1e-6;  // nmse: only f32 rounding and exp() differ
   h.step(cpu_pre, **vk_pre, tok37, mixed, rows37, tol, 100);
-  h.step(cpu_pre, **vk_pre, tok37, std::vector<int32_t>(37, 0), rows37, tol, 200);
-  h.step(cpu_pre, **vk_pre, tok37, std::vector<int32_t>(37, 0), rows37, tol, 300);
+  for (int i = 1; i < n_prefill; ++i)
+    h.step(cpu_pre, **vk_pre, tok37, std::vector<int32_t>(37, 0), rows37, tol, 100 + 100 * uint32_t(i));
   for (int i = 0; i < 3; ++i) h.step(cpu_dec, **vk_dec, tok3, {0, 1, 2}, rows3, tol, 400 + 10 * uint32_t(i));
 }
 
@@ -179,6 +181,7 @@ TEST(VulkanExecutor, AttentionMatchesCpu) {
   check_attention(norm8, false, kv::KvType::kF16, 8, 4, 8);  // stories260K's heads
   check_attention(norm, false, kv::KvType::kF16, 4, 2, 32, /*rope_q_last=*/true);
   check_attention(norm, false, kv::KvType::kF32, 6, 1, 32);
+  check_attention(norm, false, kv::KvType::kF16, 4, 2, 32, false, 16, 48);  // 10 of 12 splits live
   check_attention(norm, false, kv::KvType::kF32, 6, 1, 32, /*rope_q_last=*/true);
 
   auto ff = vector_weight(12, 21, 2.f);

@@ -48,7 +48,7 @@ Result<std::unique_ptr<Attention>> Attention::create(const Device& device, bool 
                                                     sizeof(PrefillPush), {op->prefill_rows_, keys}));
   const DeviceCaps& caps = device.caps();
   if (f16 && caps.subgroup_arithmetic) {
-    ZINC_ASSIGN_OR_RETURN(op->decode_, make_pipeline(device, "attention_decode", 6, sizeof(Push),
+    ZINC_ASSIGN_OR_RETURN(op->decode_, make_pipeline(device, "attention_decode", 8, sizeof(Push),
                                                      {std::max<uint32_t>(caps.min_subgroup_size, 1)}));
   }
   return op;
@@ -64,7 +64,8 @@ uint64_t Attention::partial_floats(uint32_t n_tokens, uint32_t n_q_heads, uint32
 }
 
 Status Attention::record(Commands& cmd, const AttentionArgs& a, const KvLayerBuffers& layer, const StepData& step,
-                         uint32_t n_tokens, uint32_t n_splits, const BufferRange* partials) const {
+                         uint32_t n_tokens, uint32_t n_splits, const BufferRange* partials,
+                         const BufferRange* counters) const {
   const uint32_t n_q = uint32_t(a.q_heads.n_heads), n_kv = layer.n_kv_heads;
   if (layer.f16 != f16_) return error("attention made for %s given an %s cache", f16_ ? "f16" : "f32", layer.f16 ? "f16" : "f32");
   if (n_kv == 0 || n_q % n_kv != 0) return error("attention: %u query heads for %u KV heads", n_q, n_kv);
@@ -101,7 +102,17 @@ Status Attention::record(Commands& cmd, const AttentionArgs& a, const KvLayerBuf
   const uint32_t dv4 = layer.head_dim_v / 4;
   const bool decode = decode_ && n_tokens <= kDecodeMaxTokens && layer.head_dim_k % 8 == 0 &&
                       layer.head_dim_v % 4 == 0 && dv4 > 0 && 128 % dv4 == 0;
-  cmd.dispatch(decode ? *decode_ : *pipeline_, buffers, &push, sizeof push, n_kv * n_qsub, n_tokens, n_splits);
+  if (decode) {
+    const bool merge = n_splits > 1 && counters;
+    Push dp = push;
+    dp.flags |= merge ? 4u : 0u;
+    const BufferRange db[8] = {buffers[0], buffers[1], buffers[2], buffers[3], buffers[4], buffers[5],
+                               a.out.range, merge ? *counters : a.out.range};
+    cmd.dispatch(*decode_, db, &dp, sizeof dp, n_kv * n_qsub, n_tokens, n_splits);
+    if (merge) return Status();
+  } else {
+    cmd.dispatch(*pipeline_, buffers, &push, sizeof push, n_kv * n_qsub, n_tokens, n_splits);
+  }
   if (n_splits == 1) return Status();
   cmd.barrier();
   const CombinePush cp{n_q, layer.head_dim_v, n_splits, a.gate ? 1u : 0u, a.out.stride, g.stride,

@@ -1,6 +1,7 @@
 // Causal GQA attention (graph::Attention) over the paged device KV pool: a flash-attention
 // kernel (tiles of 128 keys, online softmax, up to 8 query heads of one KV head per workgroup)
-// split over the keys for few-token batches, then a combine pass; batches of more than 8 tokens
+// split over the keys for few-token batches, the splits merged by the last workgroup or by a
+// combine pass; batches of more than 8 tokens
 // take a kernel tiled over queries too (up to 32 query vectors of one KV head share each K/V
 // tile); optional sigmoid output gate.
 // Rows of a batch may belong to different sequences (StepData). No barrier added after.
@@ -30,10 +31,14 @@ class Attention {
   static uint32_t splits_for(uint32_t n_tokens, uint32_t max_keys);
   // Floats of partial results record() needs with `n_splits` > 1.
   static uint64_t partial_floats(uint32_t n_tokens, uint32_t n_q_heads, uint32_t head_dim_v, uint32_t n_splits);
-  // With n_splits > 1, `partials` holds partial_floats(...) floats and a barrier is recorded
-  // between the two passes.
+  // uint32 counters record() needs for merging splits in the attention kernel.
+  static uint64_t counter_words(uint32_t n_tokens, uint32_t n_q_heads) { return uint64_t(n_tokens) * n_q_heads; }
+  // With n_splits > 1, `partials` holds partial_floats(...) floats. Given `counters`
+  // (counter_words(...) zeros, left zero), the decode kernel's last workgroup per head group
+  // merges the splits; otherwise a combine pass follows after a barrier.
   Status record(Commands& cmd, const AttentionArgs& a, const KvLayerBuffers& layer, const StepData& step,
-                uint32_t n_tokens, uint32_t n_splits, const BufferRange* partials) const;
+                uint32_t n_tokens, uint32_t n_splits, const BufferRange* partials,
+                const BufferRange* counters = nullptr) const;
 
  private:
   Attention() = default;

@@ -45,31 +45,34 @@ Result<std::unique_ptr<Matvec>> Matvec::create(const Device& device, TensorType 
   const std::string shader = "matvec_" + shader_type_suffix(type) + (m->int8_ ? "_int8" : "") + (sg ? "_sg" : "");
   ZINC_ASSIGN_OR_RETURN(m->pipeline_, make_pipeline(device, shader, 6, sizeof(Push),
                                                     {group_size, rows, options.swiglu ? 1u : 0u, min_sg}));
+  const uint32_t steps = options.steps ? options.steps : 2;
+  if (steps > 4) return error("matvec steps %u: at most 4", steps);
   if (m->int8_ && sg && options.staged) {
     m->subgroup_size_ = std::max<uint32_t>(caps.subgroup_size, 1);
-    const uint64_t reserved = uint64_t(group_size / min_sg) * 12 + 64;
+    const uint32_t staged_size = options.group_size ? group_size : std::min(256u, caps.max_workgroup_invocations);
+    const uint64_t reserved = uint64_t(staged_size / min_sg) * 12 + 64;
     const uint64_t fit = caps.max_compute_shared_bytes > reserved
                              ? (caps.max_compute_shared_bytes - reserved) / kStagedBytesPerGroup : 0;
     for (uint32_t max_groups : {128u, 512u, uint32_t(std::min<uint64_t>(fit, 4096))}) {
       if (max_groups > fit || (!m->staged_.empty() && max_groups <= m->staged_.back().max_groups)) continue;
       ZINC_ASSIGN_OR_RETURN(auto p, make_pipeline(device, "matvec_staged_" + shader_type_suffix(type), 6, sizeof(Push),
-                                                  {group_size, max_groups, options.swiglu ? 1u : 0u, min_sg}));
+                                                  {staged_size, max_groups, options.swiglu ? 1u : 0u, min_sg, steps}));
       m->staged_.push_back({max_groups, std::move(p)});
+      m->staged_size_ = staged_size;
     }
   }
   return m;
 }
 
-// Two values per subgroup step (two rows, or one row of both SwiGLU matrices), one or two steps
-// per subgroup: two where that still leaves a few hundred workgroups. Splitting a step's groups
-// over several subgroups (k_slices) is available through the options; on the H200 it was slower
-// for the Llama-3-8B shapes (down projection 33 -> 78 us), so the default keeps one subgroup per step.
-Matvec::StagedShape Matvec::staged_shape(uint32_t rows) const {
+// Two values per subgroup step (two rows, or one row of both SwiGLU matrices), one step per
+// subgroup (256 threads: 16 rows or 8 SwiGLU rows per workgroup). On the H200 this beat 128
+// threads with one or two steps (4096x4096 Q4_K 10.7 -> 9.9 us, 14336x4096 21.5 -> 19.6 us);
+// splitting a step's groups over several subgroups (k_slices) was slower there, so it is only
+// available through the options.
+Matvec::StagedShape Matvec::staged_shape(uint32_t) const {
   if (options_.rows) return {options_.rows, options_.k_slices ? options_.k_slices : 1};
   const uint32_t per_step = options_.swiglu ? 1 : 2;
-  const uint32_t group_size = options_.group_size ? options_.group_size : 128;
-  const uint32_t one = std::max<uint32_t>(group_size / subgroup_size_, 1) * per_step;
-  return {rows / (2 * one) >= 256 ? 2 * one : one, 1};
+  return {std::max<uint32_t>(staged_size_ / subgroup_size_, 1) * per_step, 1};
 }
 
 const Matvec::Staged* Matvec::staged_for(int64_t cols) const {

@@ -23,9 +23,10 @@ struct MatvecOptions {
   // On the int8 path with subgroups: x quantized once per workgroup into shared memory and one
   // subgroup per pair of rows (shaders/matvec_staged.comp), where cols allow.
   bool staged = true;
-  uint32_t group_size = 0;  // threads per workgroup (power of two); 0: default
+  uint32_t group_size = 0;  // threads per workgroup (power of two); 0: default (staged 256, else 128)
   uint32_t rows = 0;        // rows per workgroup; 0: default (for the staged kernel, per shape)
   uint32_t k_slices = 0;    // staged kernel with `rows` set: subgroups per row step; 0: 1
+  uint32_t steps = 0;       // staged kernel: groups per lane and row loaded ahead (1..4); 0: 2
 };
 
 // RMS normalisation of x on the fly: x is used as x * weight / sqrt(mean(x^2) + eps), the mean
@@ -72,6 +73,7 @@ class Matvec {
   };
   std::vector<Staged> staged_;
   uint32_t subgroup_size_ = 32;
+  uint32_t staged_size_ = 256;  // threads per workgroup of the staged kernels
   struct StagedShape {
     uint32_t rows_per_group = 1, k_slices = 1;
   };

@@ -5,6 +5,9 @@
 // scores it against the workgroup's query heads; then the V rows of the tile are read whole by
 // dv/4 threads each (8-byte words), several keys at a time, and the key lanes are summed at the
 // end. Needs subgroup arithmetic, dk % 8 == 0, dv % 4 == 0 and 128 % (dv / 4) == 0.
+// Split over the keys (flags bit 1), each workgroup writes its partial record; with flags bit 2
+// the last workgroup of a (token, head group) to finish (counted in `counters`, which it leaves
+// at zero) merges the records into `final_out` itself, so no combine pass is needed.
 #extension GL_EXT_control_flow_attributes : enable
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -18,8 +21,10 @@ layout(std430, binding = 0) readonly buffer Q { float q[]; };
 layout(std430, binding = 1) readonly buffer Step { int step[]; };
 layout(std430, binding = 2) readonly buffer KC { uvec4 kc4[]; };
 layout(std430, binding = 3) readonly buffer VC { uvec2 vc2[]; };
-layout(std430, binding = 4) writeonly buffer Out { float out_[]; };
+layout(std430, binding = 4) coherent buffer Out { float out_[]; };
 layout(std430, binding = 5) readonly buffer Gate { float gate[]; };
+layout(std430, binding = 6) writeonly buffer Final { float final_out[]; };
+layout(std430, binding = 7) coherent buffer Counters { uint counters[]; };
 
 layout(push_constant) uniform Push {
   uint q_stride, q_head_stride, q_offset, n_q_heads;
@@ -36,6 +41,50 @@ shared float sp[kMaxG * kThreads];     // probabilities of the tile's keys
 shared uint srow[kThreads];            // pool rows of the tile's keys
 shared float sred[kMaxG * (kThreads / kMinSubgroupSize)];
 shared vec4 sacc[kThreads * kMaxG];    // per key lane, head and 4 output dims
+shared bool s_last;
+const uint kMaxSplits = 32;
+shared float s_m[kMaxG * kMaxSplits], s_l[kMaxG * kMaxSplits];
+
+float sigmoid(float x) { return 1.0 / (1.0 + exp(-x)); }
+
+// Merges the partial records of splits < n_live for the workgroup's heads into final_out.
+void merge_splits(uint t, uint h0, uint ng, uint n_live) {
+  const uint tid = gl_LocalInvocationID.x, rec_floats = p.dv + 2;
+  for (uint i = tid; i < ng * n_live; i += kThreads) {
+    const uint g = i / n_live, s = i % n_live;
+    const uint rec = ((t * p.n_q_heads + h0 + g) * p.n_splits + s) * rec_floats;
+    s_m[g * kMaxSplits + s] = out_[rec];
+    s_l[g * kMaxSplits + s] = out_[rec + 1];
+  }
+  barrier();
+  const uint dv4 = p.dv / 4;
+  const bool gated = (p.flags & 1u) != 0u;
+  for (uint i = tid; i < ng * dv4; i += kThreads) {
+    const uint g = i / dv4, d = 4 * (i % dv4);
+    float mx = -1.0 / 0.0;
+    for (uint s = 0; s < n_live; ++s) mx = max(mx, s_m[g * kMaxSplits + s]);
+    float total = 0.0;
+    vec4 a = vec4(0.0);
+    const uint rec0 = (t * p.n_q_heads + h0 + g) * p.n_splits * rec_floats + 2 + d;
+    for (uint s0 = 0; s0 < n_live; s0 += 8) {
+      vec4 v[8];
+      [[unroll]] for (uint u = 0; u < 8; ++u) {
+        const uint r = rec0 + (s0 + u) * rec_floats;
+        v[u] = s0 + u < n_live ? vec4(out_[r], out_[r + 1], out_[r + 2], out_[r + 3]) : vec4(0.0);
+      }
+      [[unroll]] for (uint u = 0; u < 8; ++u) {
+        if (s0 + u < n_live) {
+          const float w = exp(s_m[g * kMaxSplits + s0 + u] - mx);
+          total += s_l[g * kMaxSplits + s0 + u] * w;
+          a += w * v[u];
+        }
+      }
+    }
+    const uint h = h0 + g, o = t * p.out_stride + h * p.dv + d;
+    const uint gb = t * p.g_stride + p.g_offset + h * p.g_head_stride + d;
+    [[unroll]] for (uint j = 0; j < 4; ++j) final_out[o + j] = a[j] / total * (gated ? sigmoid(gate[gb + j]) : 1.0);
+  }
+}
 
 // Per head g < ng: the workgroup's max (is_max) or sum of v[g]; every thread gets the results.
 void reduce_heads(inout float v[kMaxG], uint ng, bool is_max) {
@@ -182,8 +231,19 @@ void main() {
         const uint gb = t * p.g_stride + p.g_offset + h * p.g_head_stride + 4 * d4;
         const bool gated = (p.flags & 1u) != 0u;
         [[unroll]] for (uint i = 0; i < 4; ++i)
-          out_[o + i] = a[i] * inv * (gated ? 1.0 / (1.0 + exp(-gate[gb + i])) : 1.0);
+          out_[o + i] = a[i] * inv * (gated ? sigmoid(gate[gb + i]) : 1.0);
       }
     }
   }
+  if (!partial || (p.flags & 4u) == 0u) return;
+  // The partial records are written: count this workgroup; the last one merges.
+  memoryBarrierBuffer();
+  barrier();
+  const uint counter = t * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+  if (tid == 0) s_last = atomicAdd(counters[counter], 1u) == p.n_splits - 1u;
+  barrier();
+  if (!s_last) return;
+  memoryBarrierBuffer();
+  merge_splits(t, h0, ng, min(p.n_splits, (n_keys + chunk - 1) / chunk));
+  if (tid == 0) counters[counter] = 0u;
 }

@@ -15,6 +15,8 @@ layout(constant_id = 0) const uint kGroupSize = 128;
 layout(constant_id = 1) const uint kMaxGroups = 512;
 layout(constant_id = 2) const bool kPair = false;
 layout(constant_id = 3) const uint kMinSubgroupSize = 1;
+layout(constant_id = 4) const uint kSteps = 2;  // groups per lane and row loaded before any is used (1..4)
+const uint kMaxSteps = 4;
 
 #define TWO_WEIGHTS
 #include "quant.glsl"
@@ -122,17 +124,24 @@ void main() {
       if (busy) {
         const uint stride = gl_SubgroupSize * n_slices;
         uint g = lane + gl_SubgroupSize * slice;
-        // Two groups per step: four code records in flight per lane.
-        for (; g + stride < groups; g += 2 * stride) {
-          const uint g2 = g + stride;
-          const Group a0 = load_group(0, p.planes0, la * groups + g, la * blocks + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
-          const Group b0 = load_group(wb, pb, lb * groups + g, lb * blocks + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
-          const Group a1 = load_group(0, p.planes0, la * groups + g2, la * blocks + g2 / BLOCK_GROUPS, g2 % BLOCK_GROUPS);
-          const Group b1 = load_group(wb, pb, lb * groups + g2, lb * blocks + g2 / BLOCK_GROUPS, g2 % BLOCK_GROUPS);
-          acc0 += group_dot(a0, g) + group_dot(a1, g2);
-          acc1 += group_dot(b0, g) + group_dot(b1, g2);
+        // kSteps groups per step: 2 * kSteps code records in flight per lane.
+        for (; g + (kSteps - 1) * stride < groups; g += kSteps * stride) {
+          Group a[kMaxSteps], b[kMaxSteps];
+          [[unroll]] for (uint s = 0; s < kMaxSteps; ++s) {
+            if (s < kSteps) {
+              const uint gs = g + s * stride;
+              a[s] = load_group(0, p.planes0, la * groups + gs, la * blocks + gs / BLOCK_GROUPS, gs % BLOCK_GROUPS);
+              b[s] = load_group(wb, pb, lb * groups + gs, lb * blocks + gs / BLOCK_GROUPS, gs % BLOCK_GROUPS);
+            }
+          }
+          [[unroll]] for (uint s = 0; s < kMaxSteps; ++s) {
+            if (s < kSteps) {
+              acc0 += group_dot(a[s], g + s * stride);
+              acc1 += group_dot(b[s], g + s * stride);
+            }
+          }
         }
-        if (g < groups) {
+        for (; g < groups; g += stride) {
           const Group a0 = load_group(0, p.planes0, la * groups + g, la * blocks + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
           const Group b0 = load_group(wb, pb, lb * groups + g, lb * blocks + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
           acc0 += group_dot(a0, g);
