@@ -115,16 +115,21 @@ Status Executor::plan() {
   ZINC_ASSIGN_OR_RETURN(logits_, Buffer::create(device, std::max<uint64_t>(out.size_bytes(), 4), MemoryKind::kHostVisible));
   ZINC_ASSIGN_OR_RETURN(ids_, Buffer::create(device, uint64_t(out.rows) * 4, MemoryKind::kHostVisible));
   plan_fusions();
+  uint64_t route_bytes = 4;
+  for (int32_t id : routed_logits_) route_bytes = std::max(route_bytes, graph_.buffer(graph::BufferId{id}).size_bytes());
+  ZINC_ASSIGN_OR_RETURN(route_logits_, Buffer::create(device, route_bytes, MemoryKind::kDeviceLocal));
   return Status();
 }
 
 std::pair<uint64_t, uint64_t> Executor::range_of(graph::BufferId id) const {
   const graph::Buffer& b = graph_.buffer(id);
+  if (routed_logits_.count(id.index)) return {~0ull / 4, ~0ull / 4 + 1};  // route_logits_
   return {b.offset_bytes, b.offset_bytes + b.size_bytes()};
 }
 
 ops::Activations Executor::act(graph::BufferId id) const {
   const graph::Buffer& b = graph_.buffer(id);
+  if (routed_logits_.count(id.index)) return {{route_logits_.get(), 0, std::max<uint64_t>(b.size_bytes(), 4)}, uint32_t(b.cols)};
   return {{arena_.get(), b.offset_bytes, std::max<uint64_t>(b.size_bytes(), 4)}, uint32_t(b.cols)};
 }
 

@@ -75,12 +75,17 @@ class Executor {
   bool fusable_rope_kv(size_t i) const;
   // Decode fusions (executor_fusion.cc): a residual add done by the matvec that produces it, and
   // an RMSNorm whose output only feeds matvecs done by those matvecs on the fly.
+  // An RMSNorm feeding other ops too is done by its first consumer, a matvec, which also writes
+  // the normalised vector (`out`) for the rest.
   struct DeferredNorm {
     graph::BufferId in;
     const graph::Weight* weight = nullptr;
     float eps = 0.f;
+    graph::BufferId out;  // materialised norms only
   };
   void plan_fusions();
+  void materialize_norm(size_t n);  // the norm at op n, by its first consumer if that can
+  void plan_routing();              // MoeRoute done by the gate/up dispatch right after it
   bool on_matvec_path(const graph::Matmul& m) const;
   bool fusable_matvec(const graph::Matmul& m) const;  // on the matvec path as one dispatch
   // Whether the ops `writers` (all that reference r before its norm) can add into `stream`.
@@ -119,6 +124,12 @@ class Executor {
   std::vector<std::pair<uint64_t, uint64_t>> pending_reads_, pending_writes_;
   uint32_t n_barriers_ = 0;
   std::map<int32_t, DeferredNorm> deferred_norms_;    // by the index of the norm's output buffer
+  std::map<size_t, DeferredNorm> materialized_norms_;  // by the op index of the matvec doing it
+  std::map<size_t, size_t> routed_gate_ups_;           // decode MoE gate/up op -> the MoeRoute it does
+  // Their router logits live outside the arena (route_logits_), so the expert outputs cannot
+  // take their place while the gate/up dispatch still reads them.
+  std::set<int32_t> routed_logits_;
+  std::unique_ptr<Buffer> route_logits_;
   std::map<size_t, graph::BufferId> residual_folds_;  // matmul op index -> the stream it adds into
   std::set<size_t> folded_adds_, skipped_ops_;        // norms whose add is folded; norms not run
 };

@@ -3,7 +3,9 @@
 //   whose output is only the residual added by the next RMSNorm adds into the residual stream
 //   itself, and the norm skips its add;
 // - an RMSNorm whose output feeds only matvecs is not dispatched: each matvec normalises its
-//   input on the fly (ops::InputNorm).
+//   input on the fly (ops::InputNorm); one feeding other ops too (a MoE router and experts) is
+//   done by its first consumer, a single-matrix matvec, which also writes the normalised vector;
+// - a MoeRoute is done by the decode gate/up expert dispatch right after it.
 #include <variant>
 #include <vector>
 
@@ -45,9 +47,13 @@ bool Executor::foldable_writers(std::span<const size_t> writers, graph::BufferId
 
 void Executor::plan_fusions() {
   deferred_norms_.clear();
+  materialized_norms_.clear();
+  routed_gate_ups_.clear();
+  routed_logits_.clear();
   residual_folds_.clear();
   folded_adds_.clear();
   skipped_ops_.clear();
+  plan_routing();
   const auto& ops = graph_.ops();
   const graph::BufferId output = graph_.output();
   auto touches = [&](size_t i, graph::BufferId id) {
@@ -88,13 +94,56 @@ void Executor::plan_fusions() {
       only_matvecs = m && m->in == norm->out && m->out != norm->out && fusable_matvec(*m);
       last = i;
     }
-    if (!only_matvecs || last == n || graph_.buffer(norm->in).last_op < int32_t(last)) continue;
+    if (last == n) continue;
+    if (!only_matvecs) {
+      materialize_norm(n);
+      continue;
+    }
+    if (graph_.buffer(norm->in).last_op < int32_t(last)) continue;
     bool stable = true;  // nothing writes the stream while the deferred norm's consumers read it
     for (size_t i = n + 1; i <= last && stable; ++i) stable = !touches(i, norm->in);
     if (!stable) continue;
-    deferred_norms_[norm->out.index] = {norm->in, norm->weight, norm->eps};
+    deferred_norms_[norm->out.index] = {norm->in, norm->weight, norm->eps, {}};
     skipped_ops_.insert(n);
   }
+}
+
+void Executor::plan_routing() {
+  const auto& ops = graph_.ops();
+  for (size_t i = 0; i + 1 < ops.size(); ++i) {
+    const auto* r = std::get_if<graph::MoeRoute>(&ops[i].params);
+    const auto* m = std::get_if<graph::MoeMatmul>(&ops[i + 1].params);
+    if (!r || !m || !m->up || m->ids != r->ids || r->gating != graph::MoeGating::kSoftmax) continue;
+    const graph::Buffer& ids = graph_.buffer(r->ids);
+    const graph::Buffer& logits = graph_.buffer(r->logits);
+    if (ids.rows > kMoeMatvecMaxTokens || r->k <= 0 || r->k > 64 || logits.cols > 1024 || m->in == r->logits ||
+        logits.last_op != int32_t(i))
+      continue;
+    int writers = 0;  // the router matmul alone
+    for (size_t j = 0; j < i; ++j)
+      if (references(ops[j], r->logits)) writers += std::holds_alternative<graph::Matmul>(ops[j].params) ? 1 : 2;
+    if (writers != 1) continue;
+    routed_gate_ups_[i + 1] = i;
+    routed_logits_.insert(r->logits.index);
+    skipped_ops_.insert(i);
+  }
+}
+
+void Executor::materialize_norm(size_t n) {
+  const auto& ops = graph_.ops();
+  const auto& norm = std::get<graph::RmsNorm>(ops[n].params);
+  size_t first = n + 1;
+  while (first < ops.size() && !references(ops[first], norm.out)) ++first;
+  if (first == ops.size()) return;
+  const auto* m = std::get_if<graph::Matmul>(&ops[first].params);
+  if (!m || m->in != norm.out || m->out == norm.out || m->up || m->bias || !on_matvec_path(*m) ||
+      weights_.matrix(m->w)->chunks().size() != 1 || graph_.buffer(norm.in).last_op < int32_t(first) ||
+      graph_.buffer(norm.in).cols != graph_.buffer(norm.out).cols)
+    return;
+  for (size_t i = n + 1; i < first; ++i)
+    if (references(ops[i], norm.in) || residual_folds_.count(i)) return;
+  materialized_norms_[first] = {norm.in, norm.weight, norm.eps, norm.out};
+  skipped_ops_.insert(n);
 }
 
 }  // namespace zinc::vulkan

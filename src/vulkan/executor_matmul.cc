@@ -21,20 +21,30 @@ Status Executor::record_matmul(Commands& cmd, size_t index, const graph::Matmul&
   const WeightBuffer* up = m->up ? weights_.matrix(m->up) : nullptr;
   const bool small = on_matvec_path(*m);
   // Fusions (executor_fusion.cc): x normalised on the fly, y added into the residual stream.
-  const auto deferred = deferred_norms_.find(m->in.index);
+  auto deferred = deferred_norms_.find(m->in.index);
+  const auto materialized = materialized_norms_.find(index);
+  const bool normed = deferred != deferred_norms_.end() || materialized != materialized_norms_.end();
+  const DeferredNorm* dn = !normed ? nullptr
+                           : deferred != deferred_norms_.end() ? &deferred->second : &materialized->second;
   const auto fold = residual_folds_.find(index);
-  const graph::BufferId in = deferred != deferred_norms_.end() ? deferred->second.in : m->in;
+  const graph::BufferId in = dn ? dn->in : m->in;
   const graph::BufferId out = fold != residual_folds_.end() ? fold->second : m->out;
   const ops::Activations x = act(in), y = act(out);
+  ops::Activations normed_out;
   ops::InputNorm norm_args;
   const ops::InputNorm* norm = nullptr;
-  if (deferred != deferred_norms_.end()) {
-    norm_args = {weights_.vector(deferred->second.weight), deferred->second.eps};
+  if (dn) {
+    norm_args = {weights_.vector(dn->weight), dn->eps, nullptr};
+    if (dn->out.valid()) {
+      normed_out = act(dn->out);
+      norm_args.out = &normed_out;
+    }
     norm = &norm_args;
   }
   const ops::Activations* residual = fold != residual_folds_.end() ? &y : nullptr;
-  const Range rd[2] = {range_of(in), range_of(out)}, wr[2] = {range_of(out), scratch};
-  access(cmd, std::span<const Range>(rd, residual ? 2 : 1), std::span<const Range>(wr, up ? 2 : 1));
+  const Range rd[2] = {range_of(in), range_of(out)};
+  const Range wr[2] = {range_of(out), dn && dn->out.valid() ? range_of(dn->out) : scratch};
+  access(cmd, std::span<const Range>(rd, residual ? 2 : 1), std::span<const Range>(wr, up || norm_args.out ? 2 : 1));
   if (up && small && up->type() == w->type()) {
     ZINC_ASSIGN_OR_RETURN(const ops::Matvec* k, kernels_.matvec(w->type(), true));
     ZINC_RETURN_IF_ERROR(k->record_swiglu(cmd, *w, *up, x, y, rows, residual, norm));

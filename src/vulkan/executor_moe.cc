@@ -56,8 +56,20 @@ Status Executor::record_moe_op(Commands& cmd, size_t index) {
     if (!up) rd.push_back(range_of(m->weights));
     if (folded) rd.push_back(range_of(out));
     if (small) {
+      const auto routed = routed_gate_ups_.find(index);
+      if (routed != routed_gate_ups_.end()) {
+        const auto& r = std::get<graph::MoeRoute>(g.ops()[routed->second].params);
+        rd = {range_of(m->in), range_of(r.logits)};
+        wr = {range_of(m->out), range_of(r.ids), range_of(r.weights)};
+      }
       access(cmd, rd, wr);
       ZINC_ASSIGN_OR_RETURN(const ops::MoeMatvec* kern, kernels_.moe_matvec(w->type(), up != nullptr));
+      if (routed != routed_gate_ups_.end()) {
+        const auto& r = std::get<graph::MoeRoute>(g.ops()[routed->second].params);
+        const ops::MoeRouting routing{act(r.logits), act(r.weights).range, r.normalize};
+        return kern->record_swiglu(cmd, *w, *up, n_expert, act(m->in), act(m->ids).range, act(m->out), n_tokens, k,
+                                   &routing);
+      }
       if (up) return kern->record_swiglu(cmd, *w, *up, n_expert, act(m->in), act(m->ids).range, act(m->out), n_tokens, k);
       return kern->record_down(cmd, *w, n_expert, act(m->in), act(m->ids).range, act(m->weights).range, act(out),
                                n_tokens, k, folded);

@@ -59,10 +59,11 @@ const Matvec* matvec_for(TensorType type, const MatvecOptions& o) {
 
 // Runs y = W x (or the SwiGLU pair) on the device and compares with the reference.
 void check_matvec(TensorType type, int64_t rows, int64_t cols, uint32_t n_tokens, const MatvecOptions& opt,
-                  uint64_t max_chunk_bytes = 0, bool residual = false, bool norm = false) {
+                  uint64_t max_chunk_bytes = 0, bool residual = false, bool norm = false, bool write_norm = false) {
   SCOPED_TRACE(testing::Message() << type_name(type) << " " << rows << "x" << cols << " tokens " << n_tokens
                                   << (opt.int8 ? " int8" : " float") << (opt.swiglu ? " swiglu" : "")
-                                  << (residual ? " +residual" : "") << (norm ? " +norm" : ""));
+                                  << (residual ? " +residual" : "") << (norm ? " +norm" : "")
+                                  << (write_norm ? " (written)" : ""));
   const Matvec* mv = matvec_for(type, opt);
   ASSERT_NE(mv, nullptr);
   const Matrix a = random_matrix(type, rows, cols, 11 + uint32_t(rows));
@@ -89,7 +90,9 @@ void check_matvec(TensorType type, int64_t rows, int64_t cols, uint32_t n_tokens
   auto bx = host_buffer(x), bw = host_buffer(norm_w);
   auto by = host_buffer(residual ? res : std::vector<float>(), size_t(n_tokens) * y_stride);
   const Activations ax{{bx.get()}, x_stride}, ay{{by.get()}, y_stride};
-  const ops::InputNorm in_norm{{bw.get()}, eps};
+  auto bxn = host_buffer({}, x.size());
+  const Activations axn{{bxn.get()}, x_stride};
+  const ops::InputNorm in_norm{{bw.get()}, eps, write_norm ? &axn : nullptr};
   run([&](Commands& c) {
     const Activations* r = residual ? &ay : nullptr;
     const ops::InputNorm* n = norm ? &in_norm : nullptr;
@@ -121,6 +124,14 @@ void check_matvec(TensorType type, int64_t rows, int64_t cols, uint32_t n_tokens
       }
     }
   EXPECT_EQ(bad, 0);
+  if (write_norm) {
+    const std::vector<float> got = read_floats(*bxn, x.size());
+    for (uint32_t t = 0; t < n_tokens; ++t)
+      for (int64_t k = 0; k < cols; ++k) {
+        const float want = xn[t * x_stride + k];
+        EXPECT_NEAR(got[t * x_stride + k], want, 1e-5f * std::fabs(want) + 1e-7f) << "normalised x " << t << "," << k;
+      }
+  }
 }
 
 const TensorType kAllTypes[] = {TensorType::F32,   TensorType::F16,    TensorType::BF16,  TensorType::Q4_0,
@@ -180,7 +191,9 @@ TEST(VulkanMatvec, InputNorm) {
   MatvecOptions opt;
   check_matvec(TensorType::Q4_K, 77, 768, 1, opt, 0, false, true);
   check_matvec(TensorType::Q6_K, 61, 512, 3, opt, 0, true, true);
+  check_matvec(TensorType::Q4_K, 77, 768, 2, opt, 0, false, true, true);  // and writes the normalised x
   opt.int8 = false;
+  check_matvec(TensorType::F32, 45, 100, 3, opt, 0, false, true, true);
   check_matvec(TensorType::F32, 45, 100, 2, opt, 0, false, true);  // a partial last group
   check_matvec(TensorType::Q8_0, 40, 256, 1, opt, 0, false, true);
   opt.swiglu = true;

@@ -151,6 +151,20 @@ void check_moe(const MoeShape& s, bool int8) {
   std::vector<float> twice = out;
   for (float& v : twice) v *= 2;
   expect_near_all(read_floats(*bout, want.out.size()), twice, 1e-5f * max_abs(twice), "accumulated out");
+
+  // Routing inside the gate/up dispatch: the same ids, weights and products.
+  auto rids = host_buffer(std::vector<float>(T * k, -1.f)), rw = host_buffer({}, T * k);
+  auto ract = host_buffer({}, size_t(T * k * s.ff));
+  run([&](Commands& c) {
+    const ops::MoeRouting routing{{{bl.get()}, E}, {rw.get()}, true};
+    Status st = (*pair)->record_swiglu(c, *wg, *wu, E, {{bx.get()}, embd}, {rids.get()}, {{ract.get()}, ff}, T, k,
+                                       &routing);
+    ASSERT_TRUE(st.ok()) << st.message();
+  });
+  std::memcpy(ids.data(), rids->mapped(), ids.size() * 4);
+  EXPECT_EQ(ids, want.ids);
+  expect_near_all(read_floats(*rw, T * k), want.weights, 1e-6f, "routed weights");
+  expect_near_all(read_floats(*ract, want.act.size()), act, 0.f, "routed act");
 }
 
 // The prefill path: device grouping, expert GEMMs, combine; ids from the device router.

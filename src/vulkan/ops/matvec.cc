@@ -43,7 +43,7 @@ Result<std::unique_ptr<Matvec>> Matvec::create(const Device& device, TensorType 
   while (rows > 1 && (uint64_t(mats) * rows + 1) * (group_size / min_sg) * 4 + 64 > caps.max_compute_shared_bytes) rows /= 2;
   m->rows_per_group_ = rows;
   const std::string shader = "matvec_" + shader_type_suffix(type) + (m->int8_ ? "_int8" : "") + (sg ? "_sg" : "");
-  ZINC_ASSIGN_OR_RETURN(m->pipeline_, make_pipeline(device, shader, 6, sizeof(Push),
+  ZINC_ASSIGN_OR_RETURN(m->pipeline_, make_pipeline(device, shader, 7, sizeof(Push),
                                                     {group_size, rows, options.swiglu ? 1u : 0u, min_sg}));
   const uint32_t steps = options.steps ? options.steps : 2;
   if (steps > 4) return error("matvec steps %u: at most 4", steps);
@@ -109,6 +109,8 @@ Status Matvec::record_pair(Commands& cmd, const WeightBuffer& w0, const WeightBu
     return error("matvec for %s given a %s matrix", std::string(type_name(type_)).c_str(),
                  std::string(type_name(w0.type())).c_str());
   if (n_tokens == 0) return Status();
+  if (norm && norm->out && (w1 || norm->out->stride != x.stride || w0.chunks().size() != 1))
+    return error("matvec: the normalised x is written only by a single-chunk product and at x's stride");
   if (x.stride % 4 != 0 || x.stride < w0.cols())
     return error("matvec x stride %u: must be a multiple of 4 and at least cols %lld", x.stride, (long long)w0.cols());
   if (y.stride < w0.rows()) return error("matvec y stride %u is less than rows %lld", y.stride, (long long)w0.rows());
@@ -118,12 +120,14 @@ Status Matvec::record_pair(Commands& cmd, const WeightBuffer& w0, const WeightBu
     const WeightChunk& c0 = w0.chunks()[i];
     const WeightChunk& c1 = w1 ? w1->chunks()[i] : c0;
     if (c1.rows != c0.rows) return error("SwiGLU matrices are chunked differently");
-    const uint32_t flags = (residual ? 1u : 0u) | (norm ? 2u : 0u);
+    const bool write_norm = norm && norm->out;
+    const uint32_t flags = (residual ? 1u : 0u) | (norm ? 2u : 0u) | (write_norm ? 4u : 0u);
     Push push{c0.rows, uint32_t(w0.cols()), n_tokens, x.stride, y.stride, c0.row_begin, flags, norm ? norm->eps : 0.f,
               {c0.q_word, c0.h_word, c0.m_word, 0}, {c1.q_word, c1.h_word, c1.m_word, 0}, 0, 1};
     const BufferRange buffers[6] = {whole(*c0.buffer), whole(*c1.buffer), x.range, y.range,
                                     residual ? residual->range : y.range, norm ? norm->weight : x.range};
-    if (const Staged* staged = staged_for(w0.cols())) {
+    const BufferRange xn = write_norm ? norm->out->range : x.range;
+    if (const Staged* staged = write_norm ? nullptr : staged_for(w0.cols())) {
       const StagedShape shape = staged_shape(c0.rows);
       push.rows_per_group = shape.rows_per_group;
       push.k_slices = shape.k_slices;
@@ -132,7 +136,8 @@ Status Matvec::record_pair(Commands& cmd, const WeightBuffer& w0, const WeightBu
       continue;
     }
     const Grid grid = grid_for((c0.rows + rows_per_group_ - 1) / rows_per_group_);
-    cmd.dispatch(*pipeline_, buffers, &push, sizeof push, grid.x, grid.y);
+    const BufferRange all[7] = {buffers[0], buffers[1], buffers[2], buffers[3], buffers[4], buffers[5], xn};
+    cmd.dispatch(*pipeline_, all, &push, sizeof push, grid.x, grid.y);
   }
   return Status();
 }

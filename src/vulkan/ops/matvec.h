@@ -34,6 +34,7 @@ struct MatvecOptions {
 struct InputNorm {
   BufferRange weight;
   float eps = 1e-6f;
+  const Activations* out = nullptr;  // also write the normalised x here (x's stride); not with SwiGLU
 };
 
 class Matvec {

@@ -10,8 +10,10 @@ namespace {
 struct Push {
   uint32_t rows, cols, k, n_expert, x_stride, y_stride, flags, lanes;
   uint32_t planes0[4], planes1[4];
+  uint32_t logit_stride, pad[3];
 };
-static_assert(sizeof(Push) == 64, "mirrors the push block of shaders/moe_matvec.comp");
+static_assert(sizeof(Push) == 80, "mirrors the push block of shaders/moe_matvec.comp");
+constexpr uint32_t kMaxRoutedExperts = 1024, kMaxRoutedK = 64;  // moe_matvec.comp's kMaxExperts, kMaxK
 
 }  // namespace
 
@@ -39,32 +41,36 @@ Result<std::unique_ptr<MoeMatvec>> MoeMatvec::create(const Device& device, Tenso
   m->group_size_ = group_size;
   m->rows_per_set_ = rows;
   const std::string shader = "moe_matvec_" + shader_type_suffix(type) + (m->int8_ ? "_int8" : "") + (sg ? "_sg" : "");
-  ZINC_ASSIGN_OR_RETURN(m->pipeline_, make_pipeline(device, shader, 6, sizeof(Push),
+  ZINC_ASSIGN_OR_RETURN(m->pipeline_, make_pipeline(device, shader, 7, sizeof(Push),
                                                     {group_size, rows, options.swiglu ? 1u : 0u, min_sg}));
   return m;
 }
 
 Status MoeMatvec::record_swiglu(Commands& cmd, const WeightBuffer& gate, const WeightBuffer& up, uint32_t n_expert,
                                 const Activations& x, const BufferRange& ids, const Activations& y,
-                                uint32_t n_tokens, uint32_t k) const {
+                                uint32_t n_tokens, uint32_t k, const MoeRouting* routing) const {
   if (!options_.swiglu) return error("this moe_matvec was not made for gate/up pairs");
   if (up.type() != gate.type() || up.rows() != gate.rows() || up.cols() != gate.cols())
     return error("moe_matvec gate/up differ: gate %s %lld x %lld, up %s %lld x %lld",
                  std::string(type_name(gate.type())).c_str(), (long long)gate.rows(), (long long)gate.cols(),
                  std::string(type_name(up.type())).c_str(), (long long)up.rows(), (long long)up.cols());
-  return record_any(cmd, gate, &up, n_expert, x, ids, nullptr, y, n_tokens * k, k, false);
+  if (routing && (n_expert > kMaxRoutedExperts || k > kMaxRoutedK || k > n_expert || routing->logits.stride < n_expert))
+    return error("moe_matvec routing of top-%u among %u experts (at most %u of %u; logits stride %u)", k, n_expert,
+                 kMaxRoutedK, kMaxRoutedExperts, routing->logits.stride);
+  return record_any(cmd, gate, &up, n_expert, x, ids, nullptr, y, n_tokens * k, k, false, routing);
 }
 
 Status MoeMatvec::record_down(Commands& cmd, const WeightBuffer& w, uint32_t n_expert, const Activations& x,
                               const BufferRange& ids, const BufferRange& weights, const Activations& y,
                               uint32_t n_tokens, uint32_t k, bool accumulate) const {
   if (options_.swiglu) return error("this moe_matvec was made for gate/up pairs: use record_swiglu");
-  return record_any(cmd, w, nullptr, n_expert, x, ids, &weights, y, n_tokens, k, accumulate);
+  return record_any(cmd, w, nullptr, n_expert, x, ids, &weights, y, n_tokens, k, accumulate, nullptr);
 }
 
 Status MoeMatvec::record_any(Commands& cmd, const WeightBuffer& w0, const WeightBuffer* w1, uint32_t n_expert,
                              const Activations& x, const BufferRange& ids, const BufferRange* weights,
-                             const Activations& y, uint32_t n_items, uint32_t k, bool accumulate) const {
+                             const Activations& y, uint32_t n_items, uint32_t k, bool accumulate,
+                             const MoeRouting* routing) const {
   if (w0.type() != type_)
     return error("moe_matvec for %s given a %s matrix", std::string(type_name(type_)).c_str(),
                  std::string(type_name(w0.type())).c_str());
@@ -88,10 +94,13 @@ Status MoeMatvec::record_any(Commands& cmd, const WeightBuffer& w0, const Weight
   const uint32_t rows_per_group = rows_per_set_ * (group_size_ / lanes);
   const WeightChunk& c0 = w0.chunks()[0];
   const WeightChunk& c1 = w1 ? w1->chunks()[0] : c0;
-  const Push push{rows, uint32_t(w0.cols()), k, n_expert, x.stride, y.stride, accumulate ? 1u : 0u, lanes,
-                  {c0.q_word, c0.h_word, c0.m_word, 0}, {c1.q_word, c1.h_word, c1.m_word, 0}};
-  const BufferRange buffers[6] = {whole(*c0.buffer), whole(*c1.buffer), x.range, y.range, ids,
-                                  weights ? *weights : ids};
+  const uint32_t flags = (accumulate ? 1u : 0u) | (routing ? 2u : 0u) | (routing && routing->normalize ? 4u : 0u);
+  const Push push{rows, uint32_t(w0.cols()), k, n_expert, x.stride, y.stride, flags, lanes,
+                  {c0.q_word, c0.h_word, c0.m_word, 0}, {c1.q_word, c1.h_word, c1.m_word, 0},
+                  routing ? routing->logits.stride : 0, {0, 0, 0}};
+  const BufferRange buffers[7] = {whole(*c0.buffer), whole(*c1.buffer), x.range, y.range, ids,
+                                  routing ? routing->weights : weights ? *weights : ids,
+                                  routing ? routing->logits.range : ids};
   cmd.dispatch(*pipeline_, buffers, &push, sizeof push, (rows + rows_per_group - 1) / rows_per_group, n_items);
   return Status();
 }

@@ -21,6 +21,14 @@ struct MoeMatvecOptions {
   uint32_t rows = 0;        // rows per thread set; 0: default
 };
 
+// Routing done by the gate/up dispatch itself (as MoeRoute: softmax gating): the ids range
+// passed with it is written, with the weights, for the down projection.
+struct MoeRouting {
+  Activations logits;  // n_tokens rows of n_expert floats
+  BufferRange weights;
+  bool normalize = true;
+};
+
 class MoeMatvec {
  public:
   static Result<std::unique_ptr<MoeMatvec>> create(const Device& device, TensorType type,
@@ -29,9 +37,10 @@ class MoeMatvec {
 
   // y[s][r] = silu(gate[e] x[t])[r] * (up[e] x[t])[r] for slots s = t * k + j < n_tokens * k,
   // e = ids[s], r < rows = gate.rows() / n_expert.
+  // With `routing`, e = the expert of rank j = s % k for token t (ids is then written).
   Status record_swiglu(Commands& cmd, const WeightBuffer& gate, const WeightBuffer& up, uint32_t n_expert,
                        const Activations& x, const BufferRange& ids, const Activations& y, uint32_t n_tokens,
-                       uint32_t k) const;
+                       uint32_t k, const MoeRouting* routing = nullptr) const;
   // y[t][r] (+)= sum_j weights[t * k + j] * (w[ids[t * k + j]] x[t * k + j])[r]; adds to y when
   // `accumulate`.
   Status record_down(Commands& cmd, const WeightBuffer& w, uint32_t n_expert, const Activations& x,
@@ -44,7 +53,7 @@ class MoeMatvec {
   MoeMatvec() = default;
   Status record_any(Commands& cmd, const WeightBuffer& w0, const WeightBuffer* w1, uint32_t n_expert,
                     const Activations& x, const BufferRange& ids, const BufferRange* weights, const Activations& y,
-                    uint32_t n_items, uint32_t k, bool accumulate) const;
+                    uint32_t n_items, uint32_t k, bool accumulate, const MoeRouting* routing) const;
 
   TensorType type_ = TensorType::F32;
   MoeMatvecOptions options_;

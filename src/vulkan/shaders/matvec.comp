@@ -8,7 +8,8 @@
 // its rows, so consecutive threads read consecutive 16-byte code records. x is read through the
 // cache rather than staged: all workgroups of a multiprocessor then share one cached copy.
 // With flags bit 1 the input is RMS-normalised on the fly: x is taken as x * norm_w and every
-// result is scaled by 1 / sqrt(mean(x^2) + eps), which the workgroup sums as it reads x.
+// result is scaled by 1 / sqrt(mean(x^2) + eps), which the workgroup sums as it reads x; with
+// bit 2 as well, workgroup 0 also writes the normalised x to xn (same stride as x).
 #extension GL_EXT_control_flow_attributes : enable
 #ifdef SUBGROUP
 #extension GL_KHR_shader_subgroup_basic : require
@@ -33,6 +34,7 @@ layout(std430, binding = 3) buffer Y { float y[]; };
 layout(std430, binding = 4) readonly buffer R { float residual[]; };
 layout(std430, binding = 5) readonly buffer N4 { vec4 norm_w4[]; };
 layout(std430, binding = 5) readonly buffer N1 { float norm_w1[]; };
+layout(std430, binding = 6) writeonly buffer XN { float xn[]; };
 
 layout(push_constant) uniform Push {
   uint rows;      // rows of this chunk
@@ -41,7 +43,7 @@ layout(push_constant) uniform Push {
   uint x_stride;  // floats from one token's x to the next (multiple of 4)
   uint y_stride;  // floats from one token's y (and residual) to the next
   uint y_offset;  // index of this chunk's first row within a token's y
-  uint flags;     // bit 0: add residual[t * y_stride + y_offset + r]; bit 1: normalise x
+  uint flags;     // bit 0: add residual[t * y_stride + y_offset + r]; bit 1: normalise x; bit 2: write it
   float eps;      // of the normalisation
   uvec4 planes0;  // plane word offsets (q, h, m) of W0's chunk
   uvec4 planes1;  // of W1's chunk (kPair)
@@ -175,6 +177,12 @@ void main() {
       const uint dst = t * p.y_stride + p.y_offset + row0 + tid;
       if ((p.flags & 1u) != 0u) sum += residual[dst];
       y[dst] = sum;
+    }
+    if (norm && (p.flags & 4u) != 0u && row0 == 0) {
+      float ss = 0.0;
+      for (uint i = 0; i < n_parts; ++i) ss += partial[kValues * kSlots + i];
+      const float scale = inversesqrt(ss / float(p.cols) + p.eps);
+      for (uint i = tid; i < p.cols; i += kGroupSize) xn[t * p.x_stride + i] = x1[t * p.x_stride + i] * norm_w1[i] * scale;
     }
     barrier();  // partial[] is reused by the next token
   }

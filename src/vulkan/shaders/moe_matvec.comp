@@ -9,6 +9,10 @@
 // Threads: `lanes` threads per row walk its 32-element groups (of all k experts for the down
 // projection; lanes < kGroupSize when these are few), kGroupSize / lanes row sets of kRows rows
 // each per workgroup.
+// With flags bit 1 (kPair only) every workgroup first routes its token itself, exactly as
+// moe_route.comp (softmax over logits[t], the expert of rank j among the k most probable, ties:
+// lower id), and workgroup 0 of slot t * k writes the token's ids and weights (renormalised with
+// flags bit 2) for the down projection: no separate routing dispatch.
 // Defines as shaders/matvec.comp: TYPE_<T>, INT8, SUBGROUP.
 #extension GL_EXT_control_flow_attributes : enable
 #ifdef SUBGROUP
@@ -24,6 +28,7 @@ layout(constant_id = 3) const uint kMinSubgroupSize = 1;
 
 #define TWO_WEIGHTS
 #include "quant.glsl"
+#include "reduce.glsl"
 #ifdef INT8
 #include "int8_dot.glsl"
 #endif
@@ -31,8 +36,9 @@ layout(constant_id = 3) const uint kMinSubgroupSize = 1;
 layout(std430, binding = 2) readonly buffer X4 { vec4 x4[]; };
 layout(std430, binding = 2) readonly buffer X1 { float x1[]; };
 layout(std430, binding = 3) buffer Y { float y[]; };
-layout(std430, binding = 4) readonly buffer Ids { int ids[]; };
-layout(std430, binding = 5) readonly buffer RW { float route_w[]; };
+layout(std430, binding = 4) buffer Ids { int ids[]; };
+layout(std430, binding = 5) buffer RW { float route_w[]; };
+layout(std430, binding = 6) readonly buffer L { float logits[]; };
 
 layout(push_constant) uniform Push {
   uint rows;      // rows of one expert
@@ -41,15 +47,57 @@ layout(push_constant) uniform Push {
   uint n_expert;
   uint x_stride;  // floats between rows of x (multiple of 4)
   uint y_stride;
-  uint flags;     // bit 0: add to y instead of writing it
+  uint flags;     // bit 0: add to y instead of writing it; bit 1: route; bit 2: renormalise
   uint lanes;     // threads per row (power of two dividing kGroupSize)
   uvec4 planes0;  // plane word offsets (q, h, m) of W0
   uvec4 planes1;  // of W1 (kPair)
+  uint logit_stride;
+  uint pad0, pad1, pad2;
 } p;
 
 const uint kMats = kPair ? 2 : 1;
 const uint kValues = kMats * kRows;
 shared float partial[kValues * kGroupSize];
+
+const uint kMaxExperts = 1024, kMaxK = 64;
+shared float s_p[kMaxExperts];
+shared float s_w[kMaxK];
+shared int s_id[kMaxK];
+
+// The expert of rank j for token t (see the header); `write`: store the token's ids and weights.
+uint route(uint t, uint j, bool write) {
+  const uint tid = gl_LocalInvocationID.x, n = p.n_expert, base = t * p.logit_stride;
+  float m = -1.0 / 0.0;
+  for (uint e = tid; e < n; e += kGroupSize) m = max(m, logits[base + e]);
+  uint unused = 0;
+  workgroup_argmax(m, unused);
+  float s = 0.0;
+  for (uint e = tid; e < n; e += kGroupSize) s += exp(logits[base + e] - m);
+  const float inv = 1.0 / workgroup_sum(s);
+  for (uint e = tid; e < n; e += kGroupSize) s_p[e] = exp(logits[base + e] - m) * inv;
+  barrier();
+  for (uint e = tid; e < n; e += kGroupSize) {
+    const float v = s_p[e];
+    uint rank = 0;
+    for (uint i = 0; i < n; ++i) {
+      const float o = s_p[i];
+      rank += (o > v || (o == v && i < e)) ? 1u : 0u;
+    }
+    if (rank < p.k) {
+      s_id[rank] = int(e);
+      s_w[rank] = v;
+    }
+  }
+  barrier();
+  if (write && tid < p.k) {
+    float chosen = 0.0;
+    for (uint i = 0; i < p.k; ++i) chosen += s_w[i];
+    const float denom = (p.flags & 4u) != 0u ? max(chosen, 6.103515625e-5) : 1.0;
+    ids[t * p.k + tid] = s_id[tid];
+    route_w[t * p.k + tid] = s_w[tid] / denom;
+  }
+  return uint(s_id[j]);
+}
 
 void load_x(uint xrow, uint g, out vec4 xv[8]) {
   const uint base = xrow * p.x_stride + 32 * g;
@@ -73,6 +121,9 @@ void main() {
   const uint blocks = groups / BLOCK_GROUPS;
   const uint n_sub = kPair ? 1 : p.k;
 
+  const bool routed = kPair && (p.flags & 2u) != 0u;
+  const uint routed_e = routed ? route(item / p.k, item % p.k, gl_WorkGroupID.x == 0 && item % p.k == 0) : 0;
+
   float acc[kValues];
   [[unroll]] for (uint v = 0; v < kValues; ++v) acc[v] = 0.0;
   // The reduction runs over (expert j, group g) pairs, so the k experts of the down projection
@@ -80,7 +131,7 @@ void main() {
   for (uint ri = lane; ri < n_sub * groups; ri += p.lanes) {
     const uint j = ri / groups, g = ri - j * groups;
     const uint slot = kPair ? item : item * p.k + j;
-    const uint e = min(uint(ids[slot]), p.n_expert - 1);
+    const uint e = routed ? routed_e : min(uint(ids[slot]), p.n_expert - 1);
     const uint xrow = kPair ? item / p.k : slot;
     const float scale = kPair ? 1.0 : route_w[slot];
     const uint erow = e * p.rows;
