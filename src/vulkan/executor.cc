@@ -26,6 +26,8 @@ bool overlaps(const Range& a, std::span<const Range> set) {
 constexpr uint64_t kStepAlignBytes = 256;  // the largest minStorageBufferOffsetAlignment Vulkan allows
 
 // A KV layer's place in the notional address space of the barrier tracking (far above the arena).
+// The private buffers' place (below the recurrent states' at 2^62).
+constexpr uint64_t kPrivateBase = 1ull << 61;
 Range kv_range(int32_t layer) { return {~0ull - 2 - 2 * uint64_t(layer), ~0ull - 1 - 2 * uint64_t(layer)}; }
 
 }  // namespace
@@ -115,21 +117,27 @@ Status Executor::plan() {
   ZINC_ASSIGN_OR_RETURN(logits_, Buffer::create(device, std::max<uint64_t>(out.size_bytes(), 4), MemoryKind::kHostVisible));
   ZINC_ASSIGN_OR_RETURN(ids_, Buffer::create(device, uint64_t(out.rows) * 4, MemoryKind::kHostVisible));
   plan_fusions();
-  uint64_t route_bytes = 4;
-  for (int32_t id : routed_logits_) route_bytes = std::max(route_bytes, graph_.buffer(graph::BufferId{id}).size_bytes());
-  ZINC_ASSIGN_OR_RETURN(route_logits_, Buffer::create(device, route_bytes, MemoryKind::kDeviceLocal));
+  ZINC_ASSIGN_OR_RETURN(private_, Buffer::create(device, std::max<uint64_t>(private_bytes_, 4), MemoryKind::kDeviceLocal));
   return Status();
 }
 
 std::pair<uint64_t, uint64_t> Executor::range_of(graph::BufferId id) const {
   const graph::Buffer& b = graph_.buffer(id);
-  if (routed_logits_.count(id.index)) return {~0ull / 4, ~0ull / 4 + 1};  // route_logits_
+  if (const auto p = private_offsets_.find(id.index); p != private_offsets_.end())
+    return {kPrivateBase + p->second, kPrivateBase + p->second + b.size_bytes()};
   return {b.offset_bytes, b.offset_bytes + b.size_bytes()};
+}
+
+void Executor::make_private(graph::BufferId id) {
+  if (private_offsets_.count(id.index)) return;
+  private_offsets_[id.index] = private_bytes_;
+  private_bytes_ += (graph_.buffer(id).size_bytes() + kStepAlignBytes - 1) / kStepAlignBytes * kStepAlignBytes;
 }
 
 ops::Activations Executor::act(graph::BufferId id) const {
   const graph::Buffer& b = graph_.buffer(id);
-  if (routed_logits_.count(id.index)) return {{route_logits_.get(), 0, std::max<uint64_t>(b.size_bytes(), 4)}, uint32_t(b.cols)};
+  if (const auto p = private_offsets_.find(id.index); p != private_offsets_.end())
+    return {{private_.get(), p->second, std::max<uint64_t>(b.size_bytes(), 4)}, uint32_t(b.cols)};
   return {{arena_.get(), b.offset_bytes, std::max<uint64_t>(b.size_bytes(), 4)}, uint32_t(b.cols)};
 }
 
@@ -170,7 +178,9 @@ Status Executor::record(Commands& cmd, Readback readback, TimestampPool* timesta
       continue;
     }
     const bool fused = fusable_rope_kv(i);
-    Status s = fused ? record_rope_kv(cmd, i) : record_op(cmd, i);
+    Status s;
+    if (const auto sd = shared_downs_.find(i); sd != shared_downs_.end()) s = record_op(cmd, sd->second.gate_up);
+    if (s.ok()) s = fused ? record_rope_kv(cmd, i) : record_op(cmd, i);
     if (!s.ok()) return error("%s (%s): %s", ops[i].name.c_str(), graph::op_kind_name(ops[i].params), s.message().c_str());
     if (timestamps) {
       cmd.barrier();

@@ -86,6 +86,7 @@ class Executor {
   void plan_fusions();
   void materialize_norm(size_t n);  // the norm at op n, by its first consumer if that can
   void plan_routing();              // MoeRoute done by the gate/up dispatch right after it
+  void plan_shared_experts();       // shared experts folded into the routed down projection
   bool on_matvec_path(const graph::Matmul& m) const;
   bool fusable_matvec(const graph::Matmul& m) const;  // on the matvec path as one dispatch
   // Whether the ops `writers` (all that reference r before its norm) can add into `stream`.
@@ -126,10 +127,19 @@ class Executor {
   std::map<int32_t, DeferredNorm> deferred_norms_;    // by the index of the norm's output buffer
   std::map<size_t, DeferredNorm> materialized_norms_;  // by the op index of the matvec doing it
   std::map<size_t, size_t> routed_gate_ups_;           // decode MoE gate/up op -> the MoeRoute it does
-  // Their router logits live outside the arena (route_logits_), so the expert outputs cannot
-  // take their place while the gate/up dispatch still reads them.
-  std::set<int32_t> routed_logits_;
-  std::unique_ptr<Buffer> route_logits_;
+  // A decode MoE down projection that also does the shared expert's down projection and gate:
+  // the shared gate/up matvec (op gate_up) is recorded just before it; ops down, gate skipped.
+  struct SharedDown {
+    size_t gate_up = 0, down = 0, gate = 0;
+  };
+  std::map<size_t, SharedDown> shared_downs_;  // by the routed down projection's op index
+  // Buffers kept outside the arena (in private_): router logits read by the routed gate/up
+  // dispatch after their last use in the graph, shared-expert activations computed ahead of
+  // their place; the arena may give their bytes to other buffers meanwhile.
+  std::map<int32_t, uint64_t> private_offsets_;  // buffer index -> byte offset in private_
+  uint64_t private_bytes_ = 0;
+  std::unique_ptr<Buffer> private_;
+  void make_private(graph::BufferId id);
   std::map<size_t, graph::BufferId> residual_folds_;  // matmul op index -> the stream it adds into
   std::set<size_t> folded_adds_, skipped_ops_;        // norms whose add is folded; norms not run
 };

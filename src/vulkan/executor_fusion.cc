@@ -5,7 +5,9 @@
 // - an RMSNorm whose output feeds only matvecs is not dispatched: each matvec normalises its
 //   input on the fly (ops::InputNorm); one feeding other ops too (a MoE router and experts) is
 //   done by its first consumer, a single-matrix matvec, which also writes the normalised vector;
-// - a MoeRoute is done by the decode gate/up expert dispatch right after it.
+// - a MoeRoute is done by the decode gate/up expert dispatch right after it;
+// - a shared expert's down projection and sigmoid gate join the routed down projection as one
+//   more term, its gate/up matvec recorded just before (beside the routed gate/up).
 #include <variant>
 #include <vector>
 
@@ -49,7 +51,9 @@ void Executor::plan_fusions() {
   deferred_norms_.clear();
   materialized_norms_.clear();
   routed_gate_ups_.clear();
-  routed_logits_.clear();
+  shared_downs_.clear();
+  private_offsets_.clear();
+  private_bytes_ = 0;
   residual_folds_.clear();
   folded_adds_.clear();
   skipped_ops_.clear();
@@ -106,6 +110,47 @@ void Executor::plan_fusions() {
     deferred_norms_[norm->out.index] = {norm->in, norm->weight, norm->eps, {}};
     skipped_ops_.insert(n);
   }
+  plan_shared_experts();
+}
+
+void Executor::plan_shared_experts() {
+  const auto& ops = graph_.ops();
+  auto writer = [&](graph::BufferId id) -> size_t {  // the first op referencing id: its producer
+    for (size_t i = 0; i < ops.size(); ++i)
+      if (references(ops[i], id)) return i;
+    return ops.size();
+  };
+  for (size_t i6 = 0; i6 < ops.size(); ++i6) {
+    const auto* s = std::get_if<graph::SharedExpertGate>(&ops[i6].params);
+    if (!s) continue;
+    const size_t i3 = writer(s->out), i5 = writer(s->shared);
+    if (i3 >= i6 || i5 >= i6 || i5 <= i3) continue;
+    const auto* down = std::get_if<graph::MoeMatmul>(&ops[i3].params);
+    const auto* sd = std::get_if<graph::Matmul>(&ops[i5].params);
+    if (!down || down->up || down->out != s->out || graph_.buffer(down->ids).rows > kMoeMatvecMaxTokens) continue;
+    if (!sd || sd->up || sd->bias || sd->out != s->shared || !on_matvec_path(*sd)) continue;
+    const size_t i4 = writer(sd->in);
+    const auto* gu = i4 < ops.size() ? std::get_if<graph::Matmul>(&ops[i4].params) : nullptr;
+    if (!gu || i4 <= i3 || i4 >= i5 || gu->out != sd->in || !gu->up || gu->bias || !fusable_matvec(*gu) ||
+        materialized_norms_.count(i4))
+      continue;
+    const WeightBuffer* we = weights_.matrix(down->w);
+    const WeightBuffer* ws = weights_.matrix(sd->w);
+    const int64_t n_expert = down->w->ne[2];
+    if (ws->type() != we->type() || n_expert <= 0 || ws->rows() * n_expert != we->rows() || ws->cols() != we->cols() ||
+        ws->chunks().size() != 1)
+      continue;
+    // Nothing from the down projection up to the gate/up's place touches its input or x.
+    bool clean = graph_.buffer(sd->in).last_op == int32_t(i5) && graph_.buffer(s->shared).last_op == int32_t(i6) &&
+                 graph_.buffer(s->x).last_op >= int32_t(i6) && graph_.buffer(gu->in).last_op >= int32_t(i4);
+    for (size_t i = i3; i < i4 && clean; ++i) clean = !references(ops[i], gu->in) && !references(ops[i], s->x);
+    if (!clean) continue;
+    make_private(sd->in);
+    shared_downs_[i3] = {i4, i5, i6};
+    skipped_ops_.insert(i4);
+    skipped_ops_.insert(i5);
+    skipped_ops_.insert(i6);
+  }
 }
 
 void Executor::plan_routing() {
@@ -124,7 +169,7 @@ void Executor::plan_routing() {
       if (references(ops[j], r->logits)) writers += std::holds_alternative<graph::Matmul>(ops[j].params) ? 1 : 2;
     if (writers != 1) continue;
     routed_gate_ups_[i + 1] = i;
-    routed_logits_.insert(r->logits.index);
+    make_private(r->logits);
     skipped_ops_.insert(i);
   }
 }

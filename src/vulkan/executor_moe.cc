@@ -56,6 +56,10 @@ Status Executor::record_moe_op(Commands& cmd, size_t index) {
     if (!up) rd.push_back(range_of(m->weights));
     if (folded) rd.push_back(range_of(out));
     if (small) {
+      if (const auto sd = shared_downs_.find(index); sd != shared_downs_.end()) {
+        rd.push_back(range_of(std::get<graph::Matmul>(g.ops()[sd->second.down].params).in));
+        rd.push_back(range_of(std::get<graph::SharedExpertGate>(g.ops()[sd->second.gate].params).x));
+      }
       const auto routed = routed_gate_ups_.find(index);
       if (routed != routed_gate_ups_.end()) {
         const auto& r = std::get<graph::MoeRoute>(g.ops()[routed->second].params);
@@ -71,8 +75,16 @@ Status Executor::record_moe_op(Commands& cmd, size_t index) {
                                    &routing);
       }
       if (up) return kern->record_swiglu(cmd, *w, *up, n_expert, act(m->in), act(m->ids).range, act(m->out), n_tokens, k);
+      const auto sd = shared_downs_.find(index);
+      if (sd == shared_downs_.end())
+        return kern->record_down(cmd, *w, n_expert, act(m->in), act(m->ids).range, act(m->weights).range, act(out),
+                                 n_tokens, k, folded);
+      const auto& mm = std::get<graph::Matmul>(g.ops()[sd->second.down].params);
+      const auto& gate = std::get<graph::SharedExpertGate>(g.ops()[sd->second.gate].params);
+      const ops::MoeSharedExpert shared{weights_.matrix(mm.w), act(mm.in), act(gate.x), weights_.vector(gate.gate),
+                                        uint32_t(g.buffer(gate.x).cols)};
       return kern->record_down(cmd, *w, n_expert, act(m->in), act(m->ids).range, act(m->weights).range, act(out),
-                               n_tokens, k, folded);
+                               n_tokens, k, folded, &shared);
     }
     if (folded) return error("a folded residual on the MoE GEMM path");
     ZINC_ASSIGN_OR_RETURN(const ops::MoeGemm* kern, kernels_.moe_gemm(w->type(), up != nullptr));

@@ -10,7 +10,7 @@ namespace {
 struct Push {
   uint32_t rows, cols, k, n_expert, x_stride, y_stride, flags, lanes;
   uint32_t planes0[4], planes1[4];
-  uint32_t logit_stride, pad[3];
+  uint32_t logit_stride, sx_stride, h_stride, h_cols;
 };
 static_assert(sizeof(Push) == 80, "mirrors the push block of shaders/moe_matvec.comp");
 constexpr uint32_t kMaxRoutedExperts = 1024, kMaxRoutedK = 64;  // moe_matvec.comp's kMaxExperts, kMaxK
@@ -41,7 +41,7 @@ Result<std::unique_ptr<MoeMatvec>> MoeMatvec::create(const Device& device, Tenso
   m->group_size_ = group_size;
   m->rows_per_set_ = rows;
   const std::string shader = "moe_matvec_" + shader_type_suffix(type) + (m->int8_ ? "_int8" : "") + (sg ? "_sg" : "");
-  ZINC_ASSIGN_OR_RETURN(m->pipeline_, make_pipeline(device, shader, 7, sizeof(Push),
+  ZINC_ASSIGN_OR_RETURN(m->pipeline_, make_pipeline(device, shader, 9, sizeof(Push),
                                                     {group_size, rows, options.swiglu ? 1u : 0u, min_sg}));
   return m;
 }
@@ -57,20 +57,32 @@ Status MoeMatvec::record_swiglu(Commands& cmd, const WeightBuffer& gate, const W
   if (routing && (n_expert > kMaxRoutedExperts || k > kMaxRoutedK || k > n_expert || routing->logits.stride < n_expert))
     return error("moe_matvec routing of top-%u among %u experts (at most %u of %u; logits stride %u)", k, n_expert,
                  kMaxRoutedK, kMaxRoutedExperts, routing->logits.stride);
-  return record_any(cmd, gate, &up, n_expert, x, ids, nullptr, y, n_tokens * k, k, false, routing);
+  return record_any(cmd, gate, &up, n_expert, x, ids, nullptr, y, n_tokens * k, k, false, routing, nullptr);
 }
 
 Status MoeMatvec::record_down(Commands& cmd, const WeightBuffer& w, uint32_t n_expert, const Activations& x,
                               const BufferRange& ids, const BufferRange& weights, const Activations& y,
-                              uint32_t n_tokens, uint32_t k, bool accumulate) const {
+                              uint32_t n_tokens, uint32_t k, bool accumulate, const MoeSharedExpert* shared) const {
   if (options_.swiglu) return error("this moe_matvec was made for gate/up pairs: use record_swiglu");
-  return record_any(cmd, w, nullptr, n_expert, x, ids, &weights, y, n_tokens, k, accumulate, nullptr);
+  if (shared) {
+    const WeightBuffer& s = *shared->w;
+    if (s.type() != w.type() || n_expert == 0 || s.rows() * n_expert != w.rows() || s.cols() != w.cols() ||
+        s.chunks().size() != 1)
+      return error("moe_matvec shared expert %s %lld x %lld does not match the experts (%s, %u x %lld x %lld)",
+                   std::string(type_name(s.type())).c_str(), (long long)s.rows(), (long long)s.cols(),
+                   std::string(type_name(w.type())).c_str(), n_expert, n_expert ? (long long)(w.rows() / n_expert) : 0ll,
+                   (long long)w.cols());
+    if (shared->x.stride % 4 != 0 || shared->x.stride < s.cols() || shared->gate_in.stride < shared->gate_cols)
+      return error("moe_matvec shared expert strides %u / %u", shared->x.stride, shared->gate_in.stride);
+  }
+  return record_any(cmd, w, shared ? shared->w : nullptr, n_expert, x, ids, &weights, y, n_tokens, k, accumulate,
+                    nullptr, shared);
 }
 
 Status MoeMatvec::record_any(Commands& cmd, const WeightBuffer& w0, const WeightBuffer* w1, uint32_t n_expert,
                              const Activations& x, const BufferRange& ids, const BufferRange* weights,
                              const Activations& y, uint32_t n_items, uint32_t k, bool accumulate,
-                             const MoeRouting* routing) const {
+                             const MoeRouting* routing, const MoeSharedExpert* shared) const {
   if (w0.type() != type_)
     return error("moe_matvec for %s given a %s matrix", std::string(type_name(type_)).c_str(),
                  std::string(type_name(w0.type())).c_str());
@@ -88,19 +100,23 @@ Status MoeMatvec::record_any(Commands& cmd, const WeightBuffer& w0, const Weight
                  (long long)w0.cols());
   if (y.stride < rows) return error("moe_matvec y stride %u is less than rows %u", y.stride, rows);
   // Enough lanes per row for its terms (and for the row set's writers), the rest make more row sets.
-  const uint32_t terms = w0.groups_per_row() * (w1 ? 1 : k);  // (expert, group) pairs summed per row
+  const bool pair = w1 && !shared;
+  const uint32_t terms = w0.groups_per_row() * (pair ? 1 : k + (shared ? 1 : 0));  // (expert, group) pairs per row
   uint32_t lanes = rows_per_set_;
   while (lanes < terms && lanes < group_size_) lanes *= 2;
   const uint32_t rows_per_group = rows_per_set_ * (group_size_ / lanes);
   const WeightChunk& c0 = w0.chunks()[0];
   const WeightChunk& c1 = w1 ? w1->chunks()[0] : c0;
-  const uint32_t flags = (accumulate ? 1u : 0u) | (routing ? 2u : 0u) | (routing && routing->normalize ? 4u : 0u);
+  const uint32_t flags = (accumulate ? 1u : 0u) | (routing ? 2u : 0u) | (routing && routing->normalize ? 4u : 0u) |
+                         (shared ? 8u : 0u);
   const Push push{rows, uint32_t(w0.cols()), k, n_expert, x.stride, y.stride, flags, lanes,
                   {c0.q_word, c0.h_word, c0.m_word, 0}, {c1.q_word, c1.h_word, c1.m_word, 0},
-                  routing ? routing->logits.stride : 0, {0, 0, 0}};
-  const BufferRange buffers[7] = {whole(*c0.buffer), whole(*c1.buffer), x.range, y.range, ids,
+                  routing ? routing->logits.stride : 0, shared ? shared->x.stride : 0,
+                  shared ? shared->gate_in.stride : 0, shared ? shared->gate_cols : 0};
+  const BufferRange buffers[9] = {whole(*c0.buffer), whole(*c1.buffer), x.range, y.range, ids,
                                   routing ? routing->weights : weights ? *weights : ids,
-                                  routing ? routing->logits.range : ids};
+                                  routing ? routing->logits.range : shared ? shared->x.range : ids,
+                                  shared ? shared->gate_in.range : ids, shared ? shared->gate_weight : ids};
   cmd.dispatch(*pipeline_, buffers, &push, sizeof push, (rows + rows_per_group - 1) / rows_per_group, n_items);
   return Status();
 }

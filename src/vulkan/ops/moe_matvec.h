@@ -29,6 +29,16 @@ struct MoeRouting {
   bool normalize = true;
 };
 
+// The shared expert's down projection as one more term of the routed down projection:
+// y[t] += sigmoid(gate_weight . gate_in[t]) * (w x[t]), w of the experts' type and shape.
+struct MoeSharedExpert {
+  const WeightBuffer* w = nullptr;
+  Activations x;
+  Activations gate_in;  // gate_cols floats per token
+  BufferRange gate_weight;
+  uint32_t gate_cols = 0;
+};
+
 class MoeMatvec {
  public:
   static Result<std::unique_ptr<MoeMatvec>> create(const Device& device, TensorType type,
@@ -45,7 +55,7 @@ class MoeMatvec {
   // `accumulate`.
   Status record_down(Commands& cmd, const WeightBuffer& w, uint32_t n_expert, const Activations& x,
                      const BufferRange& ids, const BufferRange& weights, const Activations& y, uint32_t n_tokens,
-                     uint32_t k, bool accumulate = false) const;
+                     uint32_t k, bool accumulate = false, const MoeSharedExpert* shared = nullptr) const;
 
   bool uses_int8() const { return int8_; }
 
@@ -53,7 +63,8 @@ class MoeMatvec {
   MoeMatvec() = default;
   Status record_any(Commands& cmd, const WeightBuffer& w0, const WeightBuffer* w1, uint32_t n_expert,
                     const Activations& x, const BufferRange& ids, const BufferRange* weights, const Activations& y,
-                    uint32_t n_items, uint32_t k, bool accumulate, const MoeRouting* routing) const;
+                    uint32_t n_items, uint32_t k, bool accumulate, const MoeRouting* routing,
+                    const MoeSharedExpert* shared) const;
 
   TensorType type_ = TensorType::F32;
   MoeMatvecOptions options_;

@@ -13,6 +13,8 @@
 // moe_route.comp (softmax over logits[t], the expert of rank j among the k most probable, ties:
 // lower id), and workgroup 0 of slot t * k writes the token's ids and weights (renormalised with
 // flags bit 2) for the down projection: no separate routing dispatch.
+// With flags bit 3 (down only) the shared expert joins as a (k+1)-th term: W1 (one matrix of
+// `rows` rows, same type and cols) times sx[t], weighted by sigmoid(gate_w . h[t]).
 // Defines as shaders/matvec.comp: TYPE_<T>, INT8, SUBGROUP.
 #extension GL_EXT_control_flow_attributes : enable
 #ifdef SUBGROUP
@@ -39,6 +41,10 @@ layout(std430, binding = 3) buffer Y { float y[]; };
 layout(std430, binding = 4) buffer Ids { int ids[]; };
 layout(std430, binding = 5) buffer RW { float route_w[]; };
 layout(std430, binding = 6) readonly buffer L { float logits[]; };
+layout(std430, binding = 6) readonly buffer SX4 { vec4 sx4[]; };
+layout(std430, binding = 6) readonly buffer SX1 { float sx1[]; };
+layout(std430, binding = 7) readonly buffer H { float hx[]; };
+layout(std430, binding = 8) readonly buffer GW { float gate_w[]; };
 
 layout(push_constant) uniform Push {
   uint rows;      // rows of one expert
@@ -47,12 +53,12 @@ layout(push_constant) uniform Push {
   uint n_expert;
   uint x_stride;  // floats between rows of x (multiple of 4)
   uint y_stride;
-  uint flags;     // bit 0: add to y instead of writing it; bit 1: route; bit 2: renormalise
+  uint flags;     // bit 0: add to y instead of writing it; bit 1: route; bit 2: renormalise; bit 3: shared expert
   uint lanes;     // threads per row (power of two dividing kGroupSize)
   uvec4 planes0;  // plane word offsets (q, h, m) of W0
   uvec4 planes1;  // of W1 (kPair)
   uint logit_stride;
-  uint pad0, pad1, pad2;
+  uint sx_stride, h_stride, h_cols;  // the shared expert's input, the gate's input and its width
 } p;
 
 const uint kMats = kPair ? 2 : 1;
@@ -99,16 +105,20 @@ uint route(uint t, uint j, bool write) {
   return uint(s_id[j]);
 }
 
-void load_x(uint xrow, uint g, out vec4 xv[8]) {
-  const uint base = xrow * p.x_stride + 32 * g;
+// x[xrow] (or with `from_shared` the shared expert's input sx[xrow]), group g.
+void load_x(bool from_shared, uint xrow, uint g, out vec4 xv[8]) {
+  const uint base = xrow * (from_shared ? p.sx_stride : p.x_stride) + 32 * g;
 #ifdef FLOAT_WEIGHTS
   if (32 * g + 32 > p.cols) {
     [[unroll]] for (uint j = 0; j < 8; ++j)
-      [[unroll]] for (uint i = 0; i < 4; ++i) xv[j][i] = 32 * g + 4 * j + i < p.cols ? x1[base + 4 * j + i] : 0.0;
+      [[unroll]] for (uint i = 0; i < 4; ++i) {
+        const uint c = base + 4 * j + i;
+        xv[j][i] = 32 * g + 4 * j + i < p.cols ? (from_shared ? sx1[c] : x1[c]) : 0.0;
+      }
     return;
   }
 #endif
-  [[unroll]] for (uint j = 0; j < 8; ++j) xv[j] = x4[base / 4 + j];
+  [[unroll]] for (uint j = 0; j < 8; ++j) xv[j] = from_shared ? sx4[base / 4 + j] : x4[base / 4 + j];
 }
 
 void main() {
@@ -119,7 +129,14 @@ void main() {
   const uint item = gl_WorkGroupID.y;
   const uint groups = (p.cols + 31) / 32;
   const uint blocks = groups / BLOCK_GROUPS;
-  const uint n_sub = kPair ? 1 : p.k;
+  const bool with_shared = !kPair && (p.flags & 8u) != 0u;
+  const uint n_sub = kPair ? 1 : p.k + (with_shared ? 1 : 0);
+  float shared_gate = 0.0;
+  if (with_shared) {
+    float d = 0.0;
+    for (uint i = tid; i < p.h_cols; i += kGroupSize) d += hx[item * p.h_stride + i] * gate_w[i];
+    shared_gate = 1.0 / (1.0 + exp(-workgroup_sum(d)));
+  }
 
   const bool routed = kPair && (p.flags & 2u) != 0u;
   const uint routed_e = routed ? route(item / p.k, item % p.k, gl_WorkGroupID.x == 0 && item % p.k == 0) : 0;
@@ -130,21 +147,22 @@ void main() {
   // share the lanes of a row.
   for (uint ri = lane; ri < n_sub * groups; ri += p.lanes) {
     const uint j = ri / groups, g = ri - j * groups;
-    const uint slot = kPair ? item : item * p.k + j;
+    const bool shared_term = with_shared && j == p.k;  // the shared expert's term
+    const uint slot = kPair ? item : item * p.k + min(j, p.k - 1);
     const uint e = routed ? routed_e : min(uint(ids[slot]), p.n_expert - 1);
-    const uint xrow = kPair ? item / p.k : slot;
-    const float scale = kPair ? 1.0 : route_w[slot];
-    const uint erow = e * p.rows;
+    const uint xrow = kPair ? item / p.k : shared_term ? item : slot;
+    const float scale = kPair ? 1.0 : shared_term ? shared_gate : route_w[slot];
+    const uint erow = shared_term ? 0 : e * p.rows;
     {
       Group gr[kValues];
       [[unroll]] for (uint v = 0; v < kValues; ++v) {
-        const uint which = v / kRows;
+        const uint which = shared_term ? 1 : v / kRows;
         const uint row = erow + min(row0 + v % kRows, p.rows - 1);
         gr[v] = load_group(which, which == 0 ? p.planes0 : p.planes1, row * groups + g,
                            row * blocks + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
       }
       vec4 xv[8];
-      load_x(xrow, g, xv);
+      load_x(shared_term, xrow, g, xv);
 #ifdef HAS_OFFSET
       const vec4 s4 = xv[0] + xv[1] + xv[2] + xv[3], s4h = xv[4] + xv[5] + xv[6] + xv[7];
       const float sx0 = s4.x + s4.y + s4.z + s4.w, sx1 = s4h.x + s4h.y + s4h.z + s4h.w;
