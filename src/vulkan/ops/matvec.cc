@@ -49,16 +49,18 @@ Result<std::unique_ptr<Matvec>> Matvec::create(const Device& device, TensorType 
   if (steps > 4) return error("matvec steps %u: at most 4", steps);
   if (m->int8_ && sg && options.staged) {
     m->subgroup_size_ = std::max<uint32_t>(caps.subgroup_size, 1);
-    const uint32_t staged_size = options.group_size ? group_size : std::min(256u, caps.max_workgroup_invocations);
-    const uint64_t reserved = uint64_t(staged_size / min_sg) * 12 + 64;
-    const uint64_t fit = caps.max_compute_shared_bytes > reserved
-                             ? (caps.max_compute_shared_bytes - reserved) / kStagedBytesPerGroup : 0;
-    for (uint32_t max_groups : {128u, 512u, uint32_t(std::min<uint64_t>(fit, 4096))}) {
-      if (max_groups > fit || (!m->staged_.empty() && max_groups <= m->staged_.back().max_groups)) continue;
+    // 256 threads for up to 4096 columns, 512 above (fewer workgroups staging the long x).
+    const uint32_t max_threads = caps.max_workgroup_invocations;
+    for (uint32_t max_groups : {128u, 512u, 4096u}) {
+      const uint32_t threads = options.group_size ? group_size : std::min(max_groups > 128 ? 512u : 256u, max_threads);
+      const uint64_t reserved = uint64_t(threads / min_sg) * 12 + 64;
+      const uint64_t fit = caps.max_compute_shared_bytes > reserved
+                               ? (caps.max_compute_shared_bytes - reserved) / kStagedBytesPerGroup : 0;
+      const uint32_t groups = uint32_t(std::min<uint64_t>(max_groups, fit));
+      if (groups < 32 || (!m->staged_.empty() && groups <= m->staged_.back().max_groups)) continue;
       ZINC_ASSIGN_OR_RETURN(auto p, make_pipeline(device, "matvec_staged_" + shader_type_suffix(type), 6, sizeof(Push),
-                                                  {staged_size, max_groups, options.swiglu ? 1u : 0u, min_sg, steps}));
-      m->staged_.push_back({max_groups, std::move(p)});
-      m->staged_size_ = staged_size;
+                                                  {threads, groups, options.swiglu ? 1u : 0u, min_sg, steps}));
+      m->staged_.push_back({groups, threads, std::move(p)});
     }
   }
   return m;
@@ -66,13 +68,13 @@ Result<std::unique_ptr<Matvec>> Matvec::create(const Device& device, TensorType 
 
 // Two values per subgroup step (two rows, or one row of both SwiGLU matrices), one step per
 // subgroup (256 threads: 16 rows or 8 SwiGLU rows per workgroup). On the H200 this beat 128
-// threads with one or two steps (4096x4096 Q4_K 10.7 -> 9.9 us, 14336x4096 21.5 -> 19.6 us);
-// splitting a step's groups over several subgroups (k_slices) was slower there, so it is only
-// available through the options.
-Matvec::StagedShape Matvec::staged_shape(uint32_t) const {
+// threads with one or two steps (4096x4096 Q4_K 10.7 -> 9.9 us, 14336x4096 21.5 -> 19.6 us;
+// 4096x14336 with 512 threads 35.5 -> 16.9 us); splitting a step's groups over several subgroups
+// (k_slices) was slower there, so it is only available through the options.
+Matvec::StagedShape Matvec::staged_shape(const Staged& staged) const {
   if (options_.rows) return {options_.rows, options_.k_slices ? options_.k_slices : 1};
   const uint32_t per_step = options_.swiglu ? 1 : 2;
-  return {std::max<uint32_t>(staged_size_ / subgroup_size_, 1) * per_step, 1};
+  return {std::max<uint32_t>(staged.threads / subgroup_size_, 1) * per_step, 1};
 }
 
 const Matvec::Staged* Matvec::staged_for(int64_t cols) const {
@@ -128,7 +130,7 @@ Status Matvec::record_pair(Commands& cmd, const WeightBuffer& w0, const WeightBu
                                     residual ? residual->range : y.range, norm ? norm->weight : x.range};
     const BufferRange xn = write_norm ? norm->out->range : x.range;
     if (const Staged* staged = write_norm ? nullptr : staged_for(w0.cols())) {
-      const StagedShape shape = staged_shape(c0.rows);
+      const StagedShape shape = staged_shape(*staged);
       push.rows_per_group = shape.rows_per_group;
       push.k_slices = shape.k_slices;
       const Grid grid = grid_for((c0.rows + push.rows_per_group - 1) / push.rows_per_group);

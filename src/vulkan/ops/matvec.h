@@ -70,15 +70,15 @@ class Matvec {
   // fits a matrix is used, since shared memory is reserved for the most.
   struct Staged {
     uint32_t max_groups = 0;
+    uint32_t threads = 256;  // per workgroup
     std::unique_ptr<Pipeline> pipeline;
   };
   std::vector<Staged> staged_;
   uint32_t subgroup_size_ = 32;
-  uint32_t staged_size_ = 256;  // threads per workgroup of the staged kernels
   struct StagedShape {
     uint32_t rows_per_group = 1, k_slices = 1;
   };
-  StagedShape staged_shape(uint32_t rows) const;
+  StagedShape staged_shape(const Staged& staged) const;
   const Staged* staged_for(int64_t cols) const;
 };
 
