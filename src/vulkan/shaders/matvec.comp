@@ -9,6 +9,8 @@
 // cache rather than staged: all workgroups of a multiprocessor then share one cached copy.
 // With flags bit 1 the input is RMS-normalised on the fly: x is taken as x * norm_w and every
 // result is scaled by 1 / sqrt(mean(x^2) + eps), which the workgroup sums as it reads x.
+// Flags bit 2: the conv epilogue of matvec_conv.glsl (not with kPair). The gated normalisation
+// (bit 3) is matvec_staged.comp's only.
 #extension GL_EXT_control_flow_attributes : enable
 #ifdef SUBGROUP
 #extension GL_KHR_shader_subgroup_basic : require
@@ -45,7 +47,12 @@ layout(push_constant) uniform Push {
   float eps;      // of the normalisation
   uvec4 planes0;  // plane word offsets (q, h, m) of W0's chunk
   uvec4 planes1;  // of W1's chunk (kPair)
+  uint rows_per_group, k_slices;                             // matvec_staged.comp only
+  uint conv_taps, conv_channels, slot_floats, state_offset;  // the conv epilogue
+  uint gate_stride, norm_group;                              // matvec_staged.comp only
 } p;
+
+#include "matvec_conv.glsl"
 
 const uint kMats = kPair ? 2 : 1;
 const uint kValues = kMats * kRows;
@@ -174,6 +181,7 @@ void main() {
       }
       const uint dst = t * p.y_stride + p.y_offset + row0 + tid;
       if ((p.flags & 1u) != 0u) sum += residual[dst];
+      if ((p.flags & kConvFlag) != 0u) sum = conv_epilogue(t, p.y_offset + row0 + tid, sum);
       y[dst] = sum;
     }
     barrier();  // partial[] is reused by the next token
