@@ -138,8 +138,8 @@ void Executor::plan_delta_net_fusions() {
       const graph::Buffer& in = graph_.buffer(c->in);
       const size_t i = only_user(c->in, 0, n);
       const graph::Matmul* m = plain_matvec(i);
-      if (!kv_.state() || !m || residual_folds_.count(i) || m->out != c->in || m->in == c->in || in.last_op != int32_t(n) ||
-          c->kernel->ne[0] < 1 || c->kernel->ne[0] > ops::OutputConv::kMaxTaps || c->kernel->ne[1] != in.cols ||
+      if (!kv_.state() || !m || residual_folds_.count(i) || m->out != c->in || m->in == c->in ||
+          in.last_op != int32_t(n) || c->kernel->ne[0] < 1 || c->kernel->ne[0] > ops::OutputConv::kMaxTaps || c->kernel->ne[1] != in.cols ||
           !unclobbered(c->out, int32_t(i), int32_t(n)))
         continue;
       conv_folds_[i] = n;

@@ -173,7 +173,8 @@ void check_gated(TensorType type, int64_t rows, int64_t cols, uint32_t group, ui
   const Activations ay{{by.get()}, y_stride};
   const ops::GatedInputNorm gn{{{bgate.get()}, g_stride}, {bw.get()}, group, eps};
   run([&](Commands& c) {
-    const Status s = mv->record_fused(c, *w, {{bx.get()}, x_stride}, ay, n_tokens, {residual ? &ay : nullptr, nullptr, &gn, nullptr});
+    const Status s =
+        mv->record_fused(c, *w, {{bx.get()}, x_stride}, ay, n_tokens, {residual ? &ay : nullptr, nullptr, &gn, nullptr});
     ASSERT_TRUE(s.ok()) << s.message();
   });
   const auto y = read_floats(*by, size_t(n_tokens) * y_stride);

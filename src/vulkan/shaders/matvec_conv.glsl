@@ -9,18 +9,28 @@ layout(std430, binding = 9) buffer ConvState { float conv_state[]; };
 
 const uint kConvFlag = 4u;
 
+const uint kConvMaxTaps = 8;
+
 // Returns silu(sum_i kernel[c][i] * window_i) over window = [state of c..., v]; the state of c
-// then drops its oldest input and appends v. Sums in the order of ssm_conv1d.comp.
+// then drops its oldest input and appends v. Sums in the order of ssm_conv1d.comp; every load is
+// issued before the first store (the stores could alias them for all the compiler knows).
 float conv_epilogue(uint t, uint c, float v) {
   const uint K = p.conv_taps, C = p.conv_channels;
   const uint base = uint(conv_seq_ids[t]) * p.slot_floats + p.state_offset + c;
-  float sum = 0.0;
-  for (uint i = 0; i + 1 < K; ++i) {
-    const float s = conv_state[base + i * C];
-    sum += s * conv_kernel[c * K + i];
-    if (i > 0) conv_state[base + (i - 1) * C] = s;
+  float window[kConvMaxTaps], w[kConvMaxTaps];
+  [[unroll]] for (uint i = 0; i < kConvMaxTaps; ++i) {
+    window[i] = i + 1 < K ? conv_state[base + i * C] : 0.0;
+    w[i] = i < K ? conv_kernel[c * K + i] : 0.0;
   }
-  sum += v * conv_kernel[c * K + K - 1];
+  float sum = 0.0, last = 0.0;
+  [[unroll]] for (uint i = 0; i + 1 < kConvMaxTaps; ++i) {
+    if (i + 1 < K) sum += window[i] * w[i];
+    if (i + 1 == K) last = w[i];
+  }
+  if (K == kConvMaxTaps) last = w[kConvMaxTaps - 1];
+  sum += v * last;
+  [[unroll]] for (uint i = 0; i + 2 < kConvMaxTaps; ++i)
+    if (i + 2 < K) conv_state[base + i * C] = window[i + 1];
   if (K > 1) conv_state[base + (K - 2) * C] = v;
   return sum / (1.0 + exp(-sum));
 }

@@ -184,7 +184,11 @@ void main() {
       }
       acc0 *= scale;
       acc1 *= scale;
-      if (busy && slice == 0 && subgroupElect()) {
+      if (conv && busy && slice == 0) {  // lane 0 owns row a's channel, lane 1 (if any) row b's
+        const uint base = t * p.y_stride + p.y_offset;
+        if (lane == 0u && va) y[base + ra] = conv_epilogue(t, p.y_offset + ra, acc0);
+        if (lane == min(1u, gl_SubgroupSize - 1u) && vb) y[base + rb] = conv_epilogue(t, p.y_offset + rb, acc1);
+      } else if (busy && slice == 0 && subgroupElect()) {
         const uint base = t * p.y_stride + p.y_offset;
         if (kPair) {
           if (va) {
@@ -193,13 +197,8 @@ void main() {
             y[base + ra] = v;
           }
         } else {
-          if (conv) {
-            if (va) y[base + ra] = conv_epilogue(t, p.y_offset + ra, acc0);
-            if (vb) y[base + rb] = conv_epilogue(t, p.y_offset + rb, acc1);
-          } else {
-            if (va) y[base + ra] = acc0 + (add ? residual[base + ra] : 0.0);
-            if (vb) y[base + rb] = acc1 + (add ? residual[base + rb] : 0.0);
-          }
+          if (va) y[base + ra] = acc0 + (add ? residual[base + ra] : 0.0);
+          if (vb) y[base + rb] = acc1 + (add ? residual[base + rb] : 0.0);
         }
       }
     }
