@@ -84,8 +84,10 @@ class Executor {
   // Delta-net decode fusions (executor_fusion.cc): an SsmConv1d done as the epilogue of the
   // matvec producing its input, a GatedRmsNorm done by the matvec consuming it.
   void plan_delta_net_fusions();
-  // Whether no buffer other than b that is live within ops [from, to] shares b's bytes.
+  // Whether no buffer other than b that is live within ops [from, to] and used at run time
+  // shares b's bytes.
   bool unclobbered(graph::BufferId b, int32_t from, int32_t to) const;
+  bool untouched(int32_t buffer) const;  // a buffer the fusions leave unused (by index)
   ops::StateSlots state_slots() const;  // the device state and this step's sequence ids
   static std::pair<uint64_t, uint64_t> conv_state_range(int32_t layer);  // for the barrier tracking
   bool on_matvec_path(const graph::Matmul& m) const;

@@ -103,14 +103,25 @@ void Executor::plan_fusions() {
   plan_delta_net_fusions();
 }
 
+bool Executor::untouched(int32_t buffer) const {
+  // The outputs of norms the matvecs do on the fly, of products added into the stream instead,
+  // and of products whose conv runs in their epilogue.
+  if (deferred_norms_.count(buffer) || gated_norms_.count(buffer)) return true;
+  const auto& ops = graph_.ops();
+  for (size_t n : folded_adds_)
+    if (std::get<graph::RmsNorm>(ops[n].params).add.index == buffer) return true;
+  for (const auto& [matmul, conv] : conv_folds_)
+    if (std::get<graph::SsmConv1d>(ops[conv].params).in.index == buffer) return true;
+  return false;
+}
+
 bool Executor::unclobbered(graph::BufferId b, int32_t from, int32_t to) const {
   const graph::Buffer& x = graph_.buffer(b);
   const auto& all = graph_.buffers();
   for (size_t i = 0; i < all.size(); ++i) {
     const graph::Buffer& o = all[i];
     if (int32_t(i) == b.index || o.first_op < 0 || o.first_op > to || o.last_op < from) continue;
-    // Never touched: the outputs of norms the matvecs do on the fly.
-    if (deferred_norms_.count(int32_t(i)) || gated_norms_.count(int32_t(i))) continue;
+    if (untouched(int32_t(i))) continue;
     if (o.offset_bytes < x.offset_bytes + x.size_bytes() && x.offset_bytes < o.offset_bytes + o.size_bytes())
       return false;
   }
