@@ -87,6 +87,15 @@ class Executor {
   void materialize_norm(size_t n);  // the norm at op n, by its first consumer if that can
   void plan_routing();              // MoeRoute done by the gate/up dispatch right after it
   void plan_shared_experts();       // shared experts folded into the routed down projection
+  // Delta-net decode fusions (executor_fusion.cc): an SsmConv1d done as the epilogue of the
+  // matvec producing its input, a GatedRmsNorm done by the matvec consuming it.
+  void plan_delta_net_fusions();
+  // Whether no buffer other than b that is live within ops [from, to] and used at run time
+  // shares b's bytes.
+  bool unclobbered(graph::BufferId b, int32_t from, int32_t to) const;
+  bool untouched(int32_t buffer) const;  // a buffer the fusions leave unused (by index)
+  ops::StateSlots state_slots() const;  // the device state and this step's sequence ids
+  static std::pair<uint64_t, uint64_t> conv_state_range(int32_t layer);  // for the barrier tracking
   bool on_matvec_path(const graph::Matmul& m) const;
   bool fusable_matvec(const graph::Matmul& m) const;  // on the matvec path as one dispatch
   // Whether the ops `writers` (all that reference r before its norm) can add into `stream`.
@@ -141,7 +150,9 @@ class Executor {
   std::unique_ptr<Buffer> private_;
   void make_private(graph::BufferId id);
   std::map<size_t, graph::BufferId> residual_folds_;  // matmul op index -> the stream it adds into
-  std::set<size_t> folded_adds_, skipped_ops_;        // norms whose add is folded; norms not run
+  std::set<size_t> folded_adds_, skipped_ops_;        // norms whose add is folded; ops not run
+  std::map<size_t, size_t> conv_folds_;               // matmul op index -> the SsmConv1d it runs
+  std::map<int32_t, size_t> gated_norms_;             // norm output buffer index -> GatedRmsNorm op
 };
 
 }  // namespace zinc::vulkan

@@ -8,6 +8,10 @@
 // - a MoeRoute is done by the decode gate/up expert dispatch right after it;
 // - a shared expert's down projection and sigmoid gate join the routed down projection as one
 //   more term, its gate/up matvec recorded just before (beside the routed gate/up).
+//   input on the fly (ops::InputNorm);
+// - delta-net layers: an SsmConv1d whose input only a matvec writes runs as that matvec's
+//   epilogue (ops::OutputConv), and a GatedRmsNorm whose output only a matvec reads is done by
+//   that matvec while it stages x (ops::GatedInputNorm, where the kernel supports the shape).
 #include <variant>
 #include <vector>
 
@@ -58,6 +62,8 @@ void Executor::plan_fusions() {
   folded_adds_.clear();
   skipped_ops_.clear();
   plan_routing();
+  conv_folds_.clear();
+  gated_norms_.clear();
   const auto& ops = graph_.ops();
   const graph::BufferId output = graph_.output();
   auto touches = [&](size_t i, graph::BufferId id) {
@@ -110,6 +116,7 @@ void Executor::plan_fusions() {
     deferred_norms_[norm->out.index] = {norm->in, norm->weight, norm->eps, {}};
     skipped_ops_.insert(n);
   }
+  plan_delta_net_fusions();
   plan_shared_experts();
 }
 
@@ -189,6 +196,77 @@ void Executor::materialize_norm(size_t n) {
     if (references(ops[i], norm.in) || residual_folds_.count(i)) return;
   materialized_norms_[first] = {norm.in, norm.weight, norm.eps, norm.out};
   skipped_ops_.insert(n);
+}
+
+bool Executor::untouched(int32_t buffer) const {
+  // The outputs of norms the matvecs do on the fly, of products added into the stream instead,
+  // and of products whose conv runs in their epilogue.
+  if (deferred_norms_.count(buffer) || gated_norms_.count(buffer)) return true;
+  const auto& ops = graph_.ops();
+  for (size_t n : folded_adds_)
+    if (std::get<graph::RmsNorm>(ops[n].params).add.index == buffer) return true;
+  for (const auto& [matmul, conv] : conv_folds_)
+    if (std::get<graph::SsmConv1d>(ops[conv].params).in.index == buffer) return true;
+  return false;
+}
+
+bool Executor::unclobbered(graph::BufferId b, int32_t from, int32_t to) const {
+  const graph::Buffer& x = graph_.buffer(b);
+  const auto& all = graph_.buffers();
+  for (size_t i = 0; i < all.size(); ++i) {
+    const graph::Buffer& o = all[i];
+    if (int32_t(i) == b.index || o.first_op < 0 || o.first_op > to || o.last_op < from) continue;
+    if (untouched(int32_t(i))) continue;
+    if (o.offset_bytes < x.offset_bytes + x.size_bytes() && x.offset_bytes < o.offset_bytes + o.size_bytes())
+      return false;
+  }
+  return true;
+}
+
+void Executor::plan_delta_net_fusions() {
+  const auto& ops = graph_.ops();
+  // The one op referencing `id` in [begin, end), or ops.size() when none or several do.
+  auto only_user = [&](graph::BufferId id, size_t begin, size_t end) {
+    size_t found = ops.size(), count = 0;
+    for (size_t i = begin; i < end; ++i)
+      if (references(ops[i], id)) {
+        found = i;
+        ++count;
+      }
+    return count == 1 ? found : ops.size();
+  };
+  auto plain_matvec = [&](size_t i) -> const graph::Matmul* {
+    const auto* m = i < ops.size() ? std::get_if<graph::Matmul>(&ops[i].params) : nullptr;
+    return m && !m->up && !m->bias && on_matvec_path(*m) ? m : nullptr;
+  };
+  for (size_t n = 0; n < ops.size(); ++n) {
+    if (const auto* c = std::get_if<graph::SsmConv1d>(&ops[n].params)) {
+      const graph::Buffer& in = graph_.buffer(c->in);
+      const size_t i = only_user(c->in, 0, n);
+      const graph::Matmul* m = plain_matvec(i);
+      if (!kv_.state() || !m || residual_folds_.count(i) || m->out != c->in || m->in == c->in ||
+          in.last_op != int32_t(n) || c->kernel->ne[0] < 1 || c->kernel->ne[0] > ops::OutputConv::kMaxTaps || c->kernel->ne[1] != in.cols ||
+          !unclobbered(c->out, int32_t(i), int32_t(n)))
+        continue;
+      conv_folds_[i] = n;
+      skipped_ops_.insert(n);
+    } else if (const auto* gn = std::get_if<graph::GatedRmsNorm>(&ops[n].params)) {
+      const graph::Buffer& out = graph_.buffer(gn->out);
+      const size_t j = only_user(gn->out, n + 1, ops.size());
+      const graph::Matmul* m = plain_matvec(j);
+      if (!m || m->in != gn->out || m->out == gn->in || m->out == gn->gate || out.last_op != int32_t(j)) continue;
+      bool quiet = true;  // the norm's inputs stay as they are until the matvec reads them
+      for (size_t k = n + 1; k < j && quiet; ++k) quiet = !references(ops[k], gn->in) && !references(ops[k], gn->gate);
+      if (!quiet || !unclobbered(gn->in, int32_t(n), int32_t(j)) || !unclobbered(gn->gate, int32_t(n), int32_t(j)))
+        continue;
+      const WeightBuffer* w = weights_.matrix(m->w);
+      if (!w) continue;
+      auto k = kernels_.matvec(w->type(), false);
+      if (!k.ok() || !(*k)->supports_gated_norm(w->cols(), gn->group)) continue;
+      gated_norms_[gn->out.index] = n;
+      skipped_ops_.insert(n);
+    }
+  }
 }
 
 }  // namespace zinc::vulkan

@@ -1,6 +1,10 @@
 // The executor's Matmul ops: the matvec kernels for decode-sized batches (with the fusions of
-// executor_fusion.cc: input normalised on the fly, output added into the residual stream), the
-// GEMM above; SwiGLU pairs in one dispatch where gate and up share a type.
+// executor_fusion.cc: input normalised on the fly (RMSNorm or gated RMSNorm), output added into
+// the residual stream or passed through a delta-net conv), the GEMM above; SwiGLU pairs in one
+// dispatch where gate and up share a type.
+#include <variant>
+#include <vector>
+
 #include "vulkan/executor.h"
 
 namespace zinc::vulkan {
@@ -27,8 +31,14 @@ Status Executor::record_matmul(Commands& cmd, size_t index, const graph::Matmul&
   const DeferredNorm* dn = !normed ? nullptr
                            : deferred != deferred_norms_.end() ? &deferred->second : &materialized->second;
   const auto fold = residual_folds_.find(index);
-  const graph::BufferId in = dn ? dn->in : m->in;
-  const graph::BufferId out = fold != residual_folds_.end() ? fold->second : m->out;
+  const auto conv_fold = conv_folds_.find(index);
+  const auto gated_fold = gated_norms_.find(m->in.index);
+  const graph::SsmConv1d* conv =
+      conv_fold != conv_folds_.end() ? &std::get<graph::SsmConv1d>(g.ops()[conv_fold->second].params) : nullptr;
+  const graph::GatedRmsNorm* gated =
+      gated_fold != gated_norms_.end() ? &std::get<graph::GatedRmsNorm>(g.ops()[gated_fold->second].params) : nullptr;
+  const graph::BufferId in = dn ? dn->in : gated ? gated->in : m->in;
+  const graph::BufferId out = fold != residual_folds_.end() ? fold->second : conv ? conv->out : m->out;
   const ops::Activations x = act(in), y = act(out);
   ops::Activations normed_out;
   ops::InputNorm norm_args;
@@ -42,9 +52,32 @@ Status Executor::record_matmul(Commands& cmd, size_t index, const graph::Matmul&
     norm = &norm_args;
   }
   const ops::Activations* residual = fold != residual_folds_.end() ? &y : nullptr;
-  const Range rd[2] = {range_of(in), range_of(out)};
-  const Range wr[2] = {range_of(out), dn && dn->out.valid() ? range_of(dn->out) : scratch};
-  access(cmd, std::span<const Range>(rd, residual ? 2 : 1), std::span<const Range>(wr, up || norm_args.out ? 2 : 1));
+  std::vector<Range> rd = {range_of(in)}, wr = {range_of(out)};
+  if (residual) rd.push_back(range_of(out));
+  if (up) wr.push_back(scratch);
+  if (norm_args.out) wr.push_back(range_of(dn->out));
+  ops::MatvecFusion fusion{residual, norm, nullptr, nullptr};
+  ops::GatedInputNorm gated_args;
+  if (gated) {
+    gated_args = {act(gated->gate), weights_.vector(gated->weight), uint32_t(gated->group), gated->eps};
+    fusion.gated = &gated_args;
+    rd.push_back(range_of(gated->gate));
+  }
+  ops::OutputConv conv_args;
+  if (conv) {
+    if (!kv_.state()) return error("no recurrent state on the device");
+    conv_args = {weights_.vector(conv->kernel), state_slots(), kv_.conv_offset(conv->recurrent_layer),
+                 uint32_t(conv->kernel->ne[0])};
+    fusion.conv = &conv_args;
+    rd.push_back(conv_state_range(conv->recurrent_layer));
+    wr.push_back(conv_state_range(conv->recurrent_layer));
+  }
+  access(cmd, rd, wr);
+  if (gated || conv) {
+    if (up || !small) return error("a fused gated norm or conv on a split or GEMM matmul");
+    ZINC_ASSIGN_OR_RETURN(const ops::Matvec* k, kernels_.matvec(w->type(), false));
+    return k->record_fused(cmd, *w, x, y, rows, fusion);
+  }
   if (up && small && up->type() == w->type()) {
     ZINC_ASSIGN_OR_RETURN(const ops::Matvec* k, kernels_.matvec(w->type(), true));
     ZINC_RETURN_IF_ERROR(k->record_swiglu(cmd, *w, *up, x, y, rows, residual, norm));

@@ -10,11 +10,20 @@ namespace {
 
 using Range = std::pair<uint64_t, uint64_t>;  // [begin, end) in the notional address space
 
-// Notional address ranges of the recurrent state of one layer (conv, delta-net), for barriers.
-Range conv_state_range(int32_t layer) { return {(1ull << 62) + 2 * uint64_t(layer), (1ull << 62) + 2 * uint64_t(layer) + 1}; }
 Range ssm_state_range(int32_t layer) { return {(1ull << 62) + 2 * uint64_t(layer) + 1, (1ull << 62) + 2 * uint64_t(layer) + 2}; }
 
 }  // namespace
+
+// Notional address ranges of the recurrent state of one layer (conv, delta-net), for barriers.
+Range Executor::conv_state_range(int32_t layer) {
+  return {(1ull << 62) + 2 * uint64_t(layer), (1ull << 62) + 2 * uint64_t(layer) + 1};
+}
+
+ops::StateSlots Executor::state_slots() const {
+  const uint32_t n = uint32_t(graph_.shape().n_tokens);
+  return {ops::whole(*kv_.state()), {step_.get(), uint64_t(step_data_.seq_ids) * 4, uint64_t(n) * 4},
+          kv_.slot_floats()};
+}
 
 Status Executor::record_moe_op(Commands& cmd, size_t index) {
   const graph::Graph& g = graph_;
@@ -27,11 +36,6 @@ Status Executor::record_moe_op(Commands& cmd, size_t index) {
     ++n_barriers_;
     pending_reads_.clear();
     pending_writes_.clear();
-  };
-  auto slots = [&] {
-    const uint32_t n = uint32_t(g.shape().n_tokens);
-    return ops::StateSlots{ops::whole(*kv_.state()), {step_.get(), uint64_t(step_data_.seq_ids) * 4, uint64_t(n) * 4},
-                           kv_.slot_floats()};
   };
   if (const auto* r = std::get_if<graph::MoeRoute>(&op.params)) {
     if (r->gating != graph::MoeGating::kSoftmax) return error("only softmax gating runs on Vulkan");
@@ -124,7 +128,7 @@ Status Executor::record_moe_op(Commands& cmd, size_t index) {
     const Range rd[2] = {range_of(c->in), state}, wr[2] = {range_of(c->out), state};
     access(cmd, rd, wr);
     ZINC_ASSIGN_OR_RETURN(const ops::SsmConv1d* k, kernels_.ssm_conv1d());
-    return k->record(cmd, act(c->in), weights_.vector(c->kernel), slots(), kv_.conv_offset(c->recurrent_layer),
+    return k->record(cmd, act(c->in), weights_.vector(c->kernel), state_slots(), kv_.conv_offset(c->recurrent_layer),
                      act(c->out), uint32_t(in.rows), uint32_t(in.cols), taps);
   }
   if (const auto* d = std::get_if<graph::GatedDeltaNet>(&op.params)) {
@@ -143,7 +147,7 @@ Status Executor::record_moe_op(Commands& cmd, size_t index) {
     shape.eps = d->eps;
     ZINC_ASSIGN_OR_RETURN(const ops::GatedDeltaNet* k, kernels_.gated_delta_net());
     return k->record(cmd, shape, act(d->qkv), act(d->beta), act(d->alpha), weights_.vector(d->a),
-                     weights_.vector(d->dt_bias), slots(), kv_.ssm_offset(d->recurrent_layer), act(d->out),
+                     weights_.vector(d->dt_bias), state_slots(), kv_.ssm_offset(d->recurrent_layer), act(d->out),
                      uint32_t(g.buffer(d->qkv).rows));
   }
   if (const auto* n = std::get_if<graph::GatedRmsNorm>(&op.params)) {

@@ -3,7 +3,7 @@
 // matmul with bias and SwiGLU pair on the matvec and GEMM paths, add, gather_rows, qk_norm,
 // RoPE in every mode, KV write with RoPE fused in and alone, attention over the paged cache)
 // with odd sizes, several sequences in one batch, contexts crossing 16-token pages and split
-// decode attention.
+// decode attention; the delta-net decode fusions.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -257,6 +257,70 @@ TEST(VulkanExecutor, DenseOpsMatchCpu) {
   ZINC_REQUIRE_VULKAN();
   check_dense(5);   // matvec
   check_dense(21);  // GEMM
+}
+
+// A delta-net block as qwen35 builds it (input norm, four projections, conv, delta rule, gated
+// norm, out projection added to the stream) on decode steps of three sequences: the executor runs
+// the conv as the qkv matvec's epilogue and the gated norm in the out matvec (neither op is left
+// in the profile), and matches the CPU.
+TEST(VulkanExecutor, DeltaNetDecodeFusionsMatchCpu) {
+  ZINC_REQUIRE_VULKAN();
+  const int64_t E = 96, n_k = 2, d_k = 32, n_v = 4, d_v = 32, taps = 4;
+  const int64_t conv_dim = 2 * n_k * d_k + n_v * d_v, value_dim = n_v * d_v;
+  graph::StateLayout layout;
+  layout.recurrent_layers = {{(taps - 1) * conv_dim, value_dim * d_k}};
+  Harness h(layout);
+  auto n1 = vector_weight(E, 2, 1.f), n2 = vector_weight(E, 3, 1.f), sn = vector_weight(d_v, 4, 1.f);
+  auto a = vector_weight(n_v, 5, -1.f), dt = vector_weight(n_v, 6);
+  auto kernel = vector_weight(taps * conv_dim, 7);
+  kernel->w.ne = {taps, conv_dim, 1, 1};
+  kernel->w.row_bytes = size_t(taps) * 4;
+  auto wqkv = matrix_weight(TensorType::Q8_0, conv_dim, E, 8), wz = matrix_weight(TensorType::Q8_0, value_dim, E, 9),
+       wb = matrix_weight(TensorType::Q8_0, n_v, E, 10), wa = matrix_weight(TensorType::Q8_0, n_v, E, 11),
+       wo = matrix_weight(TensorType::Q8_0, E, value_dim, 12);
+  const int64_t T = 4;
+  graph::GraphBuilder b({T, T}, layout);
+  auto x = b.input("x", E), hn = b.buffer("h", E), qkv = b.buffer("qkv", conv_dim), z = b.buffer("z", value_dim),
+       beta = b.buffer("beta", n_v), alpha = b.buffer("alpha", n_v), conv = b.buffer("conv", conv_dim);
+  b.add("norm1", graph::RmsNorm{x, {}, hn, &n1->w, 1e-5f});
+  b.add("ssm_qkv", graph::Matmul{hn, qkv, &wqkv->w, nullptr, nullptr});
+  b.add("ssm_z", graph::Matmul{hn, z, &wz->w, nullptr, nullptr});
+  b.add("ssm_beta", graph::Matmul{hn, beta, &wb->w, nullptr, nullptr});
+  b.add("ssm_alpha", graph::Matmul{hn, alpha, &wa->w, nullptr, nullptr});
+  b.add("ssm_conv1d", graph::SsmConv1d{qkv, conv, &kernel->w, 0});
+  graph::GatedDeltaNet d;
+  d.qkv = conv;
+  d.beta = beta;
+  d.alpha = alpha;
+  d.out = b.buffer("core", value_dim);
+  d.a = &a->w;
+  d.dt_bias = &dt->w;
+  d.n_k_heads = int32_t(n_k);
+  d.d_k = int32_t(d_k);
+  d.n_v_heads = int32_t(n_v);
+  d.d_v = int32_t(d_v);
+  d.key_map = graph::KeyHeadMap::kTiled;
+  d.recurrent_layer = 0;
+  b.add("gated_delta_net", d);
+  auto normed = b.buffer("normed", value_dim), o = b.buffer("o", E), out = b.buffer("out", E);
+  b.add("ssm_norm", graph::GatedRmsNorm{d.out, z, normed, &sn->w, int32_t(d_v), 1e-6f});
+  b.add("ssm_out", graph::Matmul{normed, o, &wo->w, nullptr, nullptr});
+  b.add("norm2", graph::RmsNorm{x, o, out, &n2->w, 1e-5f});
+  graph::Graph g = b.finish(out);
+  cpu::Executor c(g, *h.pool);
+  auto v = Executor::create(*h.kernels, *h.weights, *h.kv, std::move(g), 3);
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  for (int s = 0; s < 3; ++s) ASSERT_TRUE(h.cache->add_sequence().ok());
+  const std::vector<int32_t> tokens(T, 0), rows{0, 1, 2, 3};
+  h.step(c, **v, tokens, {0, 1, 0, 2}, rows, 2e-3, 10);  // nmse: int8 activations in matvec
+  h.step(c, **v, tokens, {2, 2, 1, 0}, rows, 2e-3, 20);
+  h.step(c, **v, tokens, {1, 0, 2, 1}, rows, 2e-3, 30);
+  const std::vector<int32_t> positions{9, 9, 9, 9}, seqs{0, 1, 2, 0};
+  auto timings = (*v)->profile(graph::Batch{tokens, positions, seqs, rows}, *h.cache);
+  ASSERT_TRUE(timings.ok()) << timings.status().message();
+  std::string kinds;
+  for (const OpTiming& t : *timings) kinds += " " + t.kind;
+  EXPECT_EQ(kinds, " matmul matmul matmul matmul gated_delta_net matmul rms_norm");
 }
 
 }  // namespace

@@ -12,8 +12,12 @@ struct Push {
   float eps;
   uint32_t planes0[4], planes1[4];
   uint32_t rows_per_group, k_slices;  // matvec_staged.comp only
+  uint32_t conv_taps, conv_channels, slot_floats, state_offset;
+  uint32_t gate_stride, norm_group;
 };
-static_assert(sizeof(Push) == 72, "mirrors the push blocks of shaders/matvec.comp and matvec_staged.comp");
+static_assert(sizeof(Push) == 96, "mirrors the push blocks of shaders/matvec.comp and matvec_staged.comp");
+// w0, w1, x, y, residual, norm weight, gate, conv kernel, seq ids, state, normalised x out
+constexpr uint32_t kBindings = 11;
 constexpr uint32_t kStagedBytesPerGroup = 56;  // int8 codes, scale and sums of one group of x
 
 // Rows per workgroup: enough loads in flight per thread without spilling registers.
@@ -43,7 +47,7 @@ Result<std::unique_ptr<Matvec>> Matvec::create(const Device& device, TensorType 
   while (rows > 1 && (uint64_t(mats) * rows + 1) * (group_size / min_sg) * 4 + 64 > caps.max_compute_shared_bytes) rows /= 2;
   m->rows_per_group_ = rows;
   const std::string shader = "matvec_" + shader_type_suffix(type) + (m->int8_ ? "_int8" : "") + (sg ? "_sg" : "");
-  ZINC_ASSIGN_OR_RETURN(m->pipeline_, make_pipeline(device, shader, 7, sizeof(Push),
+  ZINC_ASSIGN_OR_RETURN(m->pipeline_, make_pipeline(device, shader, kBindings, sizeof(Push),
                                                     {group_size, rows, options.swiglu ? 1u : 0u, min_sg}));
   const uint32_t steps = options.steps ? options.steps : 2;
   if (steps > 4) return error("matvec steps %u: at most 4", steps);
@@ -58,8 +62,8 @@ Result<std::unique_ptr<Matvec>> Matvec::create(const Device& device, TensorType 
                                ? (caps.max_compute_shared_bytes - reserved) / kStagedBytesPerGroup : 0;
       const uint32_t groups = uint32_t(std::min<uint64_t>(max_groups, fit));
       if (groups < 32 || (!m->staged_.empty() && groups <= m->staged_.back().max_groups)) continue;
-      ZINC_ASSIGN_OR_RETURN(auto p, make_pipeline(device, "matvec_staged_" + shader_type_suffix(type), 6, sizeof(Push),
-                                                  {threads, groups, options.swiglu ? 1u : 0u, min_sg, steps}));
+      ZINC_ASSIGN_OR_RETURN(auto p, make_pipeline(device, "matvec_staged_" + shader_type_suffix(type), kBindings,
+                                                  sizeof(Push), {threads, groups, options.swiglu ? 1u : 0u, min_sg, steps}));
       m->staged_.push_back({groups, threads, std::move(p)});
     }
   }
@@ -86,10 +90,19 @@ const Matvec::Staged* Matvec::staged_for(int64_t cols) const {
 
 bool Matvec::uses_staged(int64_t cols) const { return staged_for(cols) != nullptr; }
 
+bool Matvec::supports_gated_norm(int64_t cols, int64_t group) const {
+  return !options_.swiglu && group > 0 && group % 32 == 0 && cols % group == 0 && uses_staged(cols);
+}
+
 Status Matvec::record(Commands& cmd, const WeightBuffer& w, const Activations& x, const Activations& y,
                       uint32_t n_tokens, const Activations* residual, const InputNorm* norm) const {
+  return record_fused(cmd, w, x, y, n_tokens, {residual, norm, nullptr, nullptr});
+}
+
+Status Matvec::record_fused(Commands& cmd, const WeightBuffer& w, const Activations& x, const Activations& y,
+                            uint32_t n_tokens, const MatvecFusion& fusion) const {
   if (options_.swiglu) return error("this matvec was made for SwiGLU pairs: use record_swiglu");
-  return record_pair(cmd, w, nullptr, x, y, n_tokens, residual, norm);
+  return record_pair(cmd, w, nullptr, x, y, n_tokens, fusion);
 }
 
 Status Matvec::record_swiglu(Commands& cmd, const WeightBuffer& gate, const WeightBuffer& up, const Activations& x,
@@ -101,34 +114,55 @@ Status Matvec::record_swiglu(Commands& cmd, const WeightBuffer& gate, const Weig
     return error("SwiGLU matrices differ: gate %s %lld x %lld, up %s %lld x %lld",
                  std::string(type_name(gate.type())).c_str(), (long long)gate.rows(), (long long)gate.cols(),
                  std::string(type_name(up.type())).c_str(), (long long)up.rows(), (long long)up.cols());
-  return record_pair(cmd, gate, &up, x, y, n_tokens, residual, norm);
+  return record_pair(cmd, gate, &up, x, y, n_tokens, {residual, norm, nullptr, nullptr});
 }
 
 Status Matvec::record_pair(Commands& cmd, const WeightBuffer& w0, const WeightBuffer* w1, const Activations& x,
-                           const Activations& y, uint32_t n_tokens, const Activations* residual,
-                           const InputNorm* norm) const {
+                           const Activations& y, uint32_t n_tokens, const MatvecFusion& fusion) const {
+  const Activations* residual = fusion.residual;
+  const InputNorm* norm = fusion.norm;
+  const GatedInputNorm* gated = fusion.gated;
+  const OutputConv* conv = fusion.conv;
   if (w0.type() != type_)
     return error("matvec for %s given a %s matrix", std::string(type_name(type_)).c_str(),
                  std::string(type_name(w0.type())).c_str());
   if (n_tokens == 0) return Status();
-  if (norm && norm->out && (w1 || norm->out->stride != x.stride || w0.chunks().size() != 1))
-    return error("matvec: the normalised x is written only by a single-chunk product and at x's stride");
   if (x.stride % 4 != 0 || x.stride < w0.cols())
     return error("matvec x stride %u: must be a multiple of 4 and at least cols %lld", x.stride, (long long)w0.cols());
   if (y.stride < w0.rows()) return error("matvec y stride %u is less than rows %lld", y.stride, (long long)w0.rows());
   if (residual && residual->stride != y.stride)
     return error("matvec residual stride %u differs from y stride %u", residual->stride, y.stride);
+  if (norm && gated) return error("matvec with both a whole-row and a gated input norm");
+  if (gated) {
+    if (!supports_gated_norm(w0.cols(), gated->group))
+      return error("matvec %s %lld x %lld: no gated input norm in groups of %u", std::string(type_name(type_)).c_str(),
+                   (long long)w0.rows(), (long long)w0.cols(), gated->group);
+    if (gated->gate.stride % 4 != 0 || gated->gate.stride < w0.cols())
+      return error("matvec gate stride %u: must be a multiple of 4 and at least cols %lld", gated->gate.stride,
+                   (long long)w0.cols());
+  }
+  const bool write_norm = norm && norm->out;
+  if (write_norm && (w1 || norm->out->stride != x.stride || w0.chunks().size() != 1))
+    return error("matvec: the normalised x is written only by a single-chunk product and at x's stride");
+  if (conv && (w1 || residual || conv->taps == 0 || conv->taps > OutputConv::kMaxTaps))
+    return error("matvec conv epilogue of %u taps%s", conv->taps, w1 || residual ? " with a pair or residual" : "");
   for (size_t i = 0; i < w0.chunks().size(); ++i) {
     const WeightChunk& c0 = w0.chunks()[i];
     const WeightChunk& c1 = w1 ? w1->chunks()[i] : c0;
     if (c1.rows != c0.rows) return error("SwiGLU matrices are chunked differently");
-    const bool write_norm = norm && norm->out;
-    const uint32_t flags = (residual ? 1u : 0u) | (norm ? 2u : 0u) | (write_norm ? 4u : 0u);
-    Push push{c0.rows, uint32_t(w0.cols()), n_tokens, x.stride, y.stride, c0.row_begin, flags, norm ? norm->eps : 0.f,
-              {c0.q_word, c0.h_word, c0.m_word, 0}, {c1.q_word, c1.h_word, c1.m_word, 0}, 0, 1};
-    const BufferRange buffers[6] = {whole(*c0.buffer), whole(*c1.buffer), x.range, y.range,
-                                    residual ? residual->range : y.range, norm ? norm->weight : x.range};
-    const BufferRange xn = write_norm ? norm->out->range : x.range;
+    const uint32_t flags = (residual ? 1u : 0u) | (norm ? 2u : 0u) | (conv ? 4u : 0u) | (gated ? 8u : 0u) |
+                           (write_norm ? 16u : 0u);
+    const float eps = norm ? norm->eps : gated ? gated->eps : 0.f;
+    Push push{c0.rows, uint32_t(w0.cols()), n_tokens, x.stride, y.stride, c0.row_begin, flags, eps,
+              {c0.q_word, c0.h_word, c0.m_word, 0}, {c1.q_word, c1.h_word, c1.m_word, 0}, 0, 1,
+              conv ? conv->taps : 0, uint32_t(w0.rows()), conv ? conv->slots.slot_floats : 0,
+              conv ? conv->state_offset : 0, gated ? gated->gate.stride : 0, gated ? gated->group : 32};
+    const BufferRange norm_w = norm ? norm->weight : gated ? gated->weight : x.range;
+    const BufferRange buffers[kBindings] = {whole(*c0.buffer), whole(*c1.buffer), x.range, y.range,
+                                            residual ? residual->range : y.range, norm_w,
+                                            gated ? gated->gate.range : x.range, conv ? conv->kernel : x.range,
+                                            conv ? conv->slots.seq_ids : x.range, conv ? conv->slots.state : y.range,
+                                            write_norm ? norm->out->range : x.range};
     if (const Staged* staged = write_norm ? nullptr : staged_for(w0.cols())) {
       const StagedShape shape = staged_shape(*staged);
       push.rows_per_group = shape.rows_per_group;
@@ -137,9 +171,9 @@ Status Matvec::record_pair(Commands& cmd, const WeightBuffer& w0, const WeightBu
       cmd.dispatch(*staged->pipeline, buffers, &push, sizeof push, grid.x, grid.y);
       continue;
     }
+    if (gated) return error("the gated input norm needs the staged kernel");
     const Grid grid = grid_for((c0.rows + rows_per_group_ - 1) / rows_per_group_);
-    const BufferRange all[7] = {buffers[0], buffers[1], buffers[2], buffers[3], buffers[4], buffers[5], xn};
-    cmd.dispatch(*pipeline_, all, &push, sizeof push, grid.x, grid.y);
+    cmd.dispatch(*pipeline_, buffers, &push, sizeof push, grid.x, grid.y);
   }
   return Status();
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "vulkan/ops/op_util.h"
+#include "vulkan/ops/recurrent_state.h"
 #include "vulkan/weights.h"
 
 namespace zinc::vulkan::ops {
@@ -37,6 +38,35 @@ struct InputNorm {
   const Activations* out = nullptr;  // also write the normalised x here (x's stride); not with SwiGLU
 };
 
+// Gated RMS normalisation of x on the fly (graph::GatedRmsNorm feeding the matvec): per group of
+// `group` columns, x * weight[c % group] * silu(gate) / sqrt(mean over the group of x^2 + eps).
+// group a multiple of 32 dividing cols; staged kernel only (Matvec::supports_gated_norm).
+struct GatedInputNorm {
+  Activations gate;    // n_tokens rows of cols floats
+  BufferRange weight;  // group floats
+  uint32_t group = 0;
+  float eps = 1e-6f;
+};
+
+// Causal depthwise conv + SiLU of the output (graph::SsmConv1d consuming the matvec): y[t][r] =
+// silu(conv of channel r over its state and the product), and slot seq_ids[t]'s state of channel
+// r rolls (tokens in order). Rows = channels; not with a residual or a SwiGLU pair.
+struct OutputConv {
+  BufferRange kernel;  // rows x taps floats
+  StateSlots slots;
+  uint32_t state_offset = 0;  // floats into a slot: this layer's (taps - 1) x rows conv state
+  uint32_t taps = 0;          // 1 to kMaxTaps
+  static constexpr uint32_t kMaxTaps = 8;
+};
+
+// What a matvec fuses around the product; at most one of norm and gated.
+struct MatvecFusion {
+  const Activations* residual = nullptr;  // added to y (may be y's range)
+  const InputNorm* norm = nullptr;
+  const GatedInputNorm* gated = nullptr;
+  const OutputConv* conv = nullptr;
+};
+
 class Matvec {
  public:
   static Result<std::unique_ptr<Matvec>> create(const Device& device, TensorType type, const MatvecOptions& options);
@@ -46,6 +76,9 @@ class Matvec {
   // residual may be the same range as y; x must not overlap y. With norm, x is normalised first.
   Status record(Commands& cmd, const WeightBuffer& w, const Activations& x, const Activations& y, uint32_t n_tokens,
                 const Activations* residual = nullptr, const InputNorm* norm = nullptr) const;
+  // record() with any of the fusions.
+  Status record_fused(Commands& cmd, const WeightBuffer& w, const Activations& x, const Activations& y,
+                      uint32_t n_tokens, const MatvecFusion& fusion) const;
   // y[t][r] = silu(gate x)[t][r] * (up x)[t][r] (+ residual); gate and up of one shape and type.
   Status record_swiglu(Commands& cmd, const WeightBuffer& gate, const WeightBuffer& up, const Activations& x,
                        const Activations& y, uint32_t n_tokens, const Activations* residual = nullptr,
@@ -54,12 +87,12 @@ class Matvec {
   TensorType type() const { return type_; }
   bool uses_int8() const { return int8_; }
   bool uses_staged(int64_t cols) const;  // the staged kernel for matrices of `cols` columns
+  bool supports_gated_norm(int64_t cols, int64_t group) const;  // GatedInputNorm for this shape
 
  private:
   Matvec() = default;
   Status record_pair(Commands& cmd, const WeightBuffer& w0, const WeightBuffer* w1, const Activations& x,
-                     const Activations& y, uint32_t n_tokens, const Activations* residual,
-                     const InputNorm* norm) const;
+                     const Activations& y, uint32_t n_tokens, const MatvecFusion& fusion) const;
 
   TensorType type_ = TensorType::F32;
   MatvecOptions options_;

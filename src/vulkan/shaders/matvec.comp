@@ -8,8 +8,10 @@
 // its rows, so consecutive threads read consecutive 16-byte code records. x is read through the
 // cache rather than staged: all workgroups of a multiprocessor then share one cached copy.
 // With flags bit 1 the input is RMS-normalised on the fly: x is taken as x * norm_w and every
-// result is scaled by 1 / sqrt(mean(x^2) + eps), which the workgroup sums as it reads x; with
-// bit 2 as well, workgroup 0 also writes the normalised x to xn (same stride as x).
+// result is scaled by 1 / sqrt(mean(x^2) + eps), which the workgroup sums as it reads x.
+// Flags bit 2: the conv epilogue of matvec_conv.glsl (not with kPair). The gated normalisation
+// (bit 3) is matvec_staged.comp's only. Bit 4 with bit 1: workgroup 0 also writes the normalised
+// x to xn (same stride as x).
 #extension GL_EXT_control_flow_attributes : enable
 #ifdef SUBGROUP
 #extension GL_KHR_shader_subgroup_basic : require
@@ -34,7 +36,7 @@ layout(std430, binding = 3) buffer Y { float y[]; };
 layout(std430, binding = 4) readonly buffer R { float residual[]; };
 layout(std430, binding = 5) readonly buffer N4 { vec4 norm_w4[]; };
 layout(std430, binding = 5) readonly buffer N1 { float norm_w1[]; };
-layout(std430, binding = 6) writeonly buffer XN { float xn[]; };
+layout(std430, binding = 10) writeonly buffer XN { float xn[]; };
 
 layout(push_constant) uniform Push {
   uint rows;      // rows of this chunk
@@ -43,11 +45,16 @@ layout(push_constant) uniform Push {
   uint x_stride;  // floats from one token's x to the next (multiple of 4)
   uint y_stride;  // floats from one token's y (and residual) to the next
   uint y_offset;  // index of this chunk's first row within a token's y
-  uint flags;     // bit 0: add residual[t * y_stride + y_offset + r]; bit 1: normalise x; bit 2: write it
+  uint flags;     // bit 0: add residual[t * y_stride + y_offset + r]; bit 1: normalise x
   float eps;      // of the normalisation
   uvec4 planes0;  // plane word offsets (q, h, m) of W0's chunk
   uvec4 planes1;  // of W1's chunk (kPair)
+  uint rows_per_group, k_slices;                             // matvec_staged.comp only
+  uint conv_taps, conv_channels, slot_floats, state_offset;  // the conv epilogue
+  uint gate_stride, norm_group;                              // matvec_staged.comp only
 } p;
+
+#include "matvec_conv.glsl"
 
 const uint kMats = kPair ? 2 : 1;
 const uint kValues = kMats * kRows;
@@ -176,9 +183,10 @@ void main() {
       }
       const uint dst = t * p.y_stride + p.y_offset + row0 + tid;
       if ((p.flags & 1u) != 0u) sum += residual[dst];
+      if ((p.flags & kConvFlag) != 0u) sum = conv_epilogue(t, p.y_offset + row0 + tid, sum);
       y[dst] = sum;
     }
-    if (norm && (p.flags & 4u) != 0u && row0 == 0) {
+    if (norm && (p.flags & 16u) != 0u && row0 == 0) {
       float ss = 0.0;
       for (uint i = 0; i < n_parts; ++i) ss += partial[kValues * kSlots + i];
       const float scale = inversesqrt(ss / float(p.cols) + p.eps);

@@ -6,6 +6,10 @@
 // code records, and reduces with subgroupAdd; optionally (k_slices) several subgroups share a
 // step, each over a slice of the groups. Push block and bindings as matvec.comp, plus the rows per
 // workgroup and the slices. Needs cols a multiple of 32 and cols / 32 <= kMaxGroups.
+// Flags bit 3: x is gated-RMS-normalised while staged (graph::GatedRmsNorm): per group of
+// norm_group columns (a multiple of 32), x * norm_w[c % norm_group] * silu(gate[t][c]) is
+// quantized, and each 32-group's scale and sums are then multiplied by the group's
+// 1 / sqrt(mean(x^2) + eps). Bit 2: the conv epilogue of matvec_conv.glsl (not with kPair).
 #extension GL_EXT_control_flow_attributes : enable
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -26,6 +30,7 @@ layout(std430, binding = 2) readonly buffer X4 { vec4 x4[]; };
 layout(std430, binding = 3) buffer Y { float y[]; };
 layout(std430, binding = 4) readonly buffer R { float residual[]; };
 layout(std430, binding = 5) readonly buffer N4 { vec4 norm_w4[]; };
+layout(std430, binding = 6) readonly buffer G4 { vec4 gate4[]; };
 
 layout(push_constant) uniform Push {
   uint rows, cols, n_tokens, x_stride, y_stride, y_offset, flags;
@@ -33,30 +38,43 @@ layout(push_constant) uniform Push {
   uvec4 planes0, planes1;
   uint rows_per_group;
   uint k_slices;  // subgroups sharing one row step, each over a slice of the groups
+  uint conv_taps, conv_channels, slot_floats, state_offset;  // the conv epilogue
+  uint gate_stride, norm_group;                              // the gated normalisation
 } p;
+
+#include "matvec_conv.glsl"
 
 shared uvec4 s_xq[kMaxGroups * 2];  // int8 codes of x, 32 per group
 shared vec4 s_xf[kMaxGroups];       // scale, float sums of the halves, 0
 shared ivec2 s_xs[kMaxGroups];      // code sums of the halves
+// s_xf[g].w: with the gated normalisation, sum(x^2) of group g until the groups are scaled.
 shared float s_ss[kGroupSize / kMinSubgroupSize];
 shared vec2 s_part[kGroupSize / kMinSubgroupSize];
 
 // Quantizes group g of token t into shared memory; adds sum(x^2) to ss when normalising.
-void stage_group(uint t, uint g, bool norm, inout float ss) {
+void stage_group(uint t, uint g, bool norm, bool gated, inout float ss) {
   vec4 xv[8];
   const uint base = (t * p.x_stride + 32 * g) / 4;
   [[unroll]] for (uint j = 0; j < 8; ++j) xv[j] = x4[base + j];
+  float gss = 0.0;
   if (norm) {
     [[unroll]] for (uint j = 0; j < 8; ++j) {
       ss += dot(xv[j], xv[j]);
       xv[j] *= norm_w4[8 * g + j];
+    }
+  } else if (gated) {
+    const uint gbase = (t * p.gate_stride + 32 * g) / 4, wbase = (32 * g) % p.norm_group / 4;
+    [[unroll]] for (uint j = 0; j < 8; ++j) {
+      gss += dot(xv[j], xv[j]);
+      const vec4 z = gate4[gbase + j];
+      xv[j] *= norm_w4[wbase + j] * (z / (1.0 + exp(-z)));
     }
   }
   const vec4 s4 = xv[0] + xv[1] + xv[2] + xv[3], s4h = xv[4] + xv[5] + xv[6] + xv[7];
   const QuantX qx = quantize_x(xv);
   s_xq[2 * g] = uvec4(qx.q[0], qx.q[1], qx.q[2], qx.q[3]);
   s_xq[2 * g + 1] = uvec4(qx.q[4], qx.q[5], qx.q[6], qx.q[7]);
-  s_xf[g] = vec4(qx.d, s4.x + s4.y + s4.z + s4.w, s4h.x + s4h.y + s4h.z + s4h.w, 0.0);
+  s_xf[g] = vec4(qx.d, s4.x + s4.y + s4.z + s4.w, s4h.x + s4h.y + s4h.z + s4h.w, gss);
   s_xs[g] = ivec2(qx.s0, qx.s1);
 }
 
@@ -89,6 +107,7 @@ void main() {
   const uint row0 = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * p.rows_per_group;
   const uint groups = p.cols / 32, blocks = groups / BLOCK_GROUPS;
   const bool norm = (p.flags & 2u) != 0u, add = (p.flags & 1u) != 0u;
+  const bool gated = (p.flags & 8u) != 0u, conv = (p.flags & kConvFlag) != 0u;
   const uint n_iters = kPair ? p.rows_per_group : (p.rows_per_group + 1) / 2;
   const uint n_slices = clamp(p.k_slices, 1u, gl_NumSubgroups);
   const uint iter_stride = gl_NumSubgroups / n_slices;
@@ -96,12 +115,22 @@ void main() {
 
   for (uint t = 0; t < p.n_tokens; ++t) {
     float ss = 0.0;
-    for (uint g = tid; g < groups; g += kGroupSize) stage_group(t, g, norm, ss);
+    for (uint g = tid; g < groups; g += kGroupSize) stage_group(t, g, norm, gated, ss);
     if (norm) {
       const float s = subgroupAdd(ss);
       if (subgroupElect()) s_ss[gl_SubgroupID] = s;
     }
     barrier();
+    if (gated) {  // one invocation per norm group scales its 32-groups
+      const uint per = p.norm_group / 32;
+      for (uint ng = tid; ng * per < groups; ng += kGroupSize) {
+        float gs = 0.0;
+        for (uint i = 0; i < per; ++i) gs += s_xf[ng * per + i].w;
+        const float sc = inversesqrt(gs / float(p.norm_group) + p.eps);
+        for (uint i = 0; i < per; ++i) s_xf[ng * per + i] = vec4(s_xf[ng * per + i].xyz * sc, 0.0);
+      }
+      barrier();
+    }
     float scale = 1.0;
     if (norm) {
       float total = 0.0;
@@ -164,7 +193,11 @@ void main() {
       }
       acc0 *= scale;
       acc1 *= scale;
-      if (busy && slice == 0 && subgroupElect()) {
+      if (conv && busy && slice == 0) {  // lane 0 owns row a's channel, lane 1 (if any) row b's
+        const uint base = t * p.y_stride + p.y_offset;
+        if (lane == 0u && va) y[base + ra] = conv_epilogue(t, p.y_offset + ra, acc0);
+        if (lane == min(1u, gl_SubgroupSize - 1u) && vb) y[base + rb] = conv_epilogue(t, p.y_offset + rb, acc1);
+      } else if (busy && slice == 0 && subgroupElect()) {
         const uint base = t * p.y_stride + p.y_offset;
         if (kPair) {
           if (va) {

@@ -1,0 +1,215 @@
+// The delta-net decode fusions of the matvec kernels on random data: the conv epilogue
+// (ops::OutputConv) against the plain matvec followed by the CPU's ssm_conv1d (state slots of two
+// sequences interleaved, carried over two steps, compared slot for slot), and the gated input norm
+// (ops::GatedInputNorm) against the CPU's gated_rms_norm followed by a float64 product.
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include "cpu_ref.h"
+#include "vk_test_util.h"
+#include "vulkan/ops/matvec.h"
+
+namespace zinc::vulkan::test {
+namespace {
+
+using ops::Activations;
+using ops::Matvec;
+using ops::MatvecOptions;
+
+const Matvec* matvec_for(TensorType type, const MatvecOptions& o) {
+  static std::map<std::tuple<int, bool, bool, bool>, std::unique_ptr<Matvec>> cache;
+  auto& slot = cache[{int(type), o.int8, o.subgroup, o.staged}];
+  if (!slot) {
+    auto mv = Matvec::create(dev(), type, o);
+    EXPECT_TRUE(mv.ok()) << mv.status().message();
+    if (mv.ok()) slot = std::move(*mv);
+  }
+  return slot.get();
+}
+
+MatvecOptions options(bool int8, bool subgroup, bool staged) {
+  MatvecOptions o;
+  o.int8 = int8;
+  o.subgroup = subgroup;
+  o.staged = staged;
+  return o;
+}
+
+// Two steps (5 tokens of sequences 1 and 2 interleaved, then 1 token of sequence 2) of
+// y = conv(W x) with `channels` = rows; the state of slots 1 and 2 starts random.
+void check_conv(TensorType type, const MatvecOptions& opt, int64_t channels, int64_t cols, int32_t taps,
+                uint64_t max_chunk_bytes = 0, bool norm = false) {
+  const Matvec* mv = matvec_for(type, opt);
+  ASSERT_NE(mv, nullptr);
+  SCOPED_TRACE(testing::Message() << type_name(type) << " " << channels << "x" << cols << " taps " << taps
+                                  << (mv->uses_int8() ? " int8" : " float") << (mv->uses_staged(cols) ? " staged" : "")
+                                  << (max_chunk_bytes ? " chunked" : "") << (norm ? " +norm" : ""));
+  const Matrix m = random_matrix(type, channels, cols, 7 + uint32_t(channels));
+  auto bnorm = host_buffer(random_floats(size_t(cols), 9));
+  const ops::InputNorm in_norm{{bnorm.get()}, 1e-5f};
+  const ops::InputNorm* np = norm ? &in_norm : nullptr;
+  auto w = upload(m, max_chunk_bytes);
+  ASSERT_TRUE(w);
+  if (max_chunk_bytes) {
+    EXPECT_GT(w->chunks().size(), 1u);
+  }
+  graph::StateLayout st;
+  st.recurrent_layers = {{(taps - 1) * channels, 8}};
+  auto cache_r = kv::Cache::create(st, {0, 3, kv::KvType::kF16});
+  ASSERT_TRUE(cache_r.ok());
+  kv::Cache& cache = **cache_r;
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(cache.add_sequence().ok());
+  const uint32_t slot_floats = uint32_t(cache.recurrent_state(0).size());
+  const uint32_t conv_off = uint32_t(cache.conv_state(0, 0) - cache.recurrent_state(0).data());
+  for (kv::SeqId s : {1, 2}) {
+    const auto init = random_floats(size_t((taps - 1) * channels), 40 + uint32_t(s));
+    std::copy(init.begin(), init.end(), cache.conv_state(0, s));
+  }
+  std::vector<float> all_state;
+  for (kv::SeqId s = 0; s < 3; ++s)
+    all_state.insert(all_state.end(), cache.recurrent_state(s).begin(), cache.recurrent_state(s).end());
+  auto bstate = host_buffer(all_state);
+
+  const auto kernel = random_floats(size_t(channels * taps), 3, 0.5f);
+  const graph::Weight wk = graph_weight(TensorType::F32, kernel.data(), taps, channels);
+  auto bkernel = host_buffer(kernel);
+  cpu::ThreadPool pool(1);
+  for (int step = 0; step < 2; ++step) {
+    SCOPED_TRACE(step);
+    CpuBatch b;
+    const std::vector<int32_t> seqs = step == 0 ? std::vector<int32_t>{1, 2, 1, 1, 2} : std::vector<int32_t>{2};
+    for (size_t i = 0; i < seqs.size(); ++i) b.add(seqs[i], int32_t(step * 8 + i));
+    const uint32_t T = uint32_t(seqs.size());
+    const uint32_t x_stride = uint32_t((cols + 3) / 4 * 4) + 4, y_stride = uint32_t(channels) + 5;
+    auto bx = host_buffer(random_floats(size_t(T) * x_stride, 60 + uint32_t(step)));
+    auto bplain = host_buffer({}, size_t(T) * y_stride), bfused = host_buffer({}, size_t(T) * y_stride);
+    auto bseq = host_buffer({}, T);
+    std::memcpy(bseq->mapped(), b.seq_ids.data(), size_t(T) * 4);
+    const ops::OutputConv conv{{bkernel.get()}, {{bstate.get()}, {bseq.get()}, slot_floats}, conv_off, uint32_t(taps)};
+    const Activations ax{{bx.get()}, x_stride};
+    run([&](Commands& c) {
+      Status s = mv->record(c, *w, ax, {{bplain.get()}, y_stride}, T, nullptr, np);
+      ASSERT_TRUE(s.ok()) << s.message();
+      s = mv->record_fused(c, *w, ax, {{bfused.get()}, y_stride}, T, {nullptr, np, nullptr, &conv});
+      ASSERT_TRUE(s.ok()) << s.message();
+    });
+    // The CPU conv over the device's plain product.
+    const auto plain = read_floats(*bplain, size_t(T) * y_stride);
+    std::vector<float> qkv(size_t(T * channels));
+    for (uint32_t t = 0; t < T; ++t) std::copy_n(&plain[t * y_stride], channels, &qkv[size_t(t * channels)]);
+    graph::GraphBuilder g({T, T}, st);
+    auto in = g.input("qkv", channels), out = g.buffer("conv", channels);
+    g.add("conv", graph::SsmConv1d{in, out, &wk, 0});
+    cpu::Executor ex(g.finish(out), pool);
+    fill(ex, in, qkv);
+    ex.run(b.view(), cache);
+    const auto want = copy_out(ex, out);
+    const auto fused = read_floats(*bfused, size_t(T) * y_stride);
+    std::vector<float> got(want.size());
+    for (uint32_t t = 0; t < T; ++t) std::copy_n(&fused[t * y_stride], channels, &got[size_t(t * channels)]);
+    expect_near_all(got, want, 1e-5f * std::max(1.f, max_abs(want)), "conv out");
+  }
+  const auto state = read_floats(*bstate, all_state.size());
+  for (kv::SeqId s = 0; s < 3; ++s) {
+    const float* cpu = cache.conv_state(0, s);
+    const size_t off = size_t(s) * slot_floats + conv_off;
+    expect_near_all(std::vector<float>(state.begin() + off, state.begin() + off + (taps - 1) * channels),
+                    std::vector<float>(cpu, cpu + (taps - 1) * channels), 0.f, "conv state");
+  }
+}
+
+TEST(VulkanMatvecConv, MatchesMatvecThenCpuConv) {
+  ZINC_REQUIRE_VULKAN();
+  check_conv(TensorType::F32, options(false, true, true), 67, 100, 4);     // float path, partial group
+  check_conv(TensorType::F32, options(false, true, true), 67, 100, 4, 0, true);
+  check_conv(TensorType::Q4_K, options(true, true, true), 67, 256, 4);     // staged where the device has it
+  check_conv(TensorType::Q4_K, options(true, true, true), 67, 256, 4, 0, true);
+  check_conv(TensorType::Q8_0, options(true, true, false), 45, 96, 3);     // per-thread int8 kernel
+  check_conv(TensorType::Q4_0, options(true, false, true), 33, 64, 2);     // shared-memory reductions
+  check_conv(TensorType::Q6_K, options(true, true, true), 300, 512, 4, 64 * 1024);  // row chunks
+  check_conv(TensorType::F16, options(false, true, true), 19, 64, 1);      // no state
+}
+
+// y = W gated_rms_norm(x, gate) for n_tokens tokens, against the CPU norm and a float64 product
+// (tolerance as in matvec_test.cc: int8 rounding of x per 32-group).
+void check_gated(TensorType type, int64_t rows, int64_t cols, uint32_t group, uint32_t n_tokens,
+                 uint64_t max_chunk_bytes = 0, bool residual = false) {
+  const Matvec* mv = matvec_for(type, options(true, true, true));
+  ASSERT_NE(mv, nullptr);
+  if (!mv->supports_gated_norm(cols, group)) GTEST_SKIP() << "no staged int8 matvec on this device";
+  EXPECT_FALSE(mv->supports_gated_norm(cols, 48));
+  SCOPED_TRACE(testing::Message() << type_name(type) << " " << rows << "x" << cols << " group " << group << " tokens "
+                                  << n_tokens << (residual ? " +residual" : "") << (max_chunk_bytes ? " chunked" : ""));
+  const Matrix m = random_matrix(type, rows, cols, 17 + uint32_t(rows));
+  auto w = upload(m, max_chunk_bytes);
+  ASSERT_TRUE(w);
+  const uint32_t x_stride = uint32_t(cols) + 4, g_stride = uint32_t(cols) + 8, y_stride = uint32_t(rows) + 3;
+  const auto x = random_floats(size_t(n_tokens) * x_stride, 5), gate = random_floats(size_t(n_tokens) * g_stride, 6),
+             nw = random_floats(group, 7), res = random_floats(size_t(n_tokens) * y_stride, 8);
+  const float eps = 1e-6f;
+
+  std::vector<float> xc(size_t(n_tokens * cols)), gc(xc.size());
+  for (uint32_t t = 0; t < n_tokens; ++t) {
+    std::copy_n(&x[t * x_stride], cols, &xc[size_t(t * cols)]);
+    std::copy_n(&gate[t * g_stride], cols, &gc[size_t(t * cols)]);
+  }
+  const graph::Weight wn = graph_weight(TensorType::F32, nw.data(), group);
+  graph::GraphBuilder g({n_tokens, n_tokens}, {});
+  auto bi = g.input("in", cols), bg = g.input("gate", cols), bo = g.buffer("out", cols);
+  g.add("norm", graph::GatedRmsNorm{bi, bg, bo, &wn, int32_t(group), eps});
+  cpu::ThreadPool pool(1);
+  cpu::Executor ex(g.finish(bo), pool);
+  fill(ex, bi, xc);
+  fill(ex, bg, gc);
+  CpuBatch b;
+  for (uint32_t t = 0; t < n_tokens; ++t) b.add(0, int32_t(t));
+  auto cache = kv::Cache::create({}, {0, 1, kv::KvType::kF16});
+  ex.run(b.view(), **cache);
+  const auto xn = copy_out(ex, bo);
+
+  auto bx = host_buffer(x), bgate = host_buffer(gate), bw = host_buffer(nw);
+  auto by = host_buffer(residual ? res : std::vector<float>(), size_t(n_tokens) * y_stride);
+  const Activations ay{{by.get()}, y_stride};
+  const ops::GatedInputNorm gn{{{bgate.get()}, g_stride}, {bw.get()}, group, eps};
+  run([&](Commands& c) {
+    const Status s =
+        mv->record_fused(c, *w, {{bx.get()}, x_stride}, ay, n_tokens, {residual ? &ay : nullptr, nullptr, &gn, nullptr});
+    ASSERT_TRUE(s.ok()) << s.message();
+  });
+  const auto y = read_floats(*by, size_t(n_tokens) * y_stride);
+  int bad = 0;
+  for (uint32_t t = 0; t < n_tokens; ++t)
+    for (int64_t r = 0; r < rows; ++r) {
+      double acc = 0, mag = 0, qerr = 0;
+      for (int64_t g0 = 0; g0 < cols; g0 += 32) {
+        double amax = 0, wsum = 0;
+        for (int64_t k = g0; k < g0 + 32; ++k) {
+          const double wv = m.values[size_t(r * cols + k)], xv = xn[size_t(t * cols + k)];
+          acc += wv * xv;
+          mag += std::fabs(wv * xv);
+          amax = std::max(amax, std::fabs(xv));
+          wsum += std::fabs(wv);
+        }
+        qerr += amax / 254.0 * wsum;
+      }
+      const double want = acc + (residual ? res[t * y_stride + size_t(r)] : 0.0);
+      const double tol = 1e-5 * mag + 1e-5 + 1.1 * qerr + 2e-6 * std::fabs(acc);
+      const float got = y[t * y_stride + size_t(r)];
+      if (!(std::fabs(got - want) <= tol) && ++bad <= 5)
+        ADD_FAILURE() << "token " << t << " row " << r << ": got " << got << " want " << want << " tol " << tol;
+    }
+  EXPECT_EQ(bad, 0);
+}
+
+TEST(VulkanMatvecGatedNorm, MatchesCpuGatedRmsNorm) {
+  ZINC_REQUIRE_VULKAN();
+  check_gated(TensorType::Q4_K, 77, 512, 128, 1);
+  check_gated(TensorType::Q4_K, 77, 512, 128, 3, 0, true);
+  check_gated(TensorType::Q8_0, 65, 96, 32, 8);
+  check_gated(TensorType::Q6_K, 130, 768, 256, 2, 64 * 1024);
+  check_gated(TensorType::Q5_K, 9, 8192, 32, 2);  // more norm groups than threads per workgroup
+}
+
+}  // namespace
+}  // namespace zinc::vulkan::test
