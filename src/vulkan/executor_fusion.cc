@@ -9,8 +9,6 @@
 #include <variant>
 #include <vector>
 
-#include "vulkan/ops/kv_write.h"
-
 #include "vulkan/executor.h"
 
 namespace zinc::vulkan {
