@@ -75,7 +75,7 @@ class Executor {
   // Rope of q, Rope of k and KvWrite of k (k dead afterwards), after the QkNorms of q and k
   // where the graph has them right before: one fused dispatch (executor_fusion.cc plans them).
   struct RopeKvFusion {
-    size_t rope_q = 0, rope_k = 0, kv_write = 0;
+    size_t rope_q = 0, kv_write = 0;
     const graph::QkNorm* q_norm = nullptr;
     const graph::QkNorm* k_norm = nullptr;
     size_t n_ops = 3;  // graph ops it stands for, from the first

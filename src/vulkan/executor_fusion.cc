@@ -65,13 +65,13 @@ std::optional<Executor::RopeKvFusion> Executor::match_rope_kv(size_t i) const {
   if (k.buf != w->k || q.buf == w->k || q.buf == w->v || q.params != k.params || k.heads != w->k_heads ||
       graph_.buffer(w->k).last_op != int32_t(j + 2))
     return std::nullopt;
-  RopeKvFusion f{k_first ? j + 1 : j, k_first ? j : j + 1, j + 2, nullptr, nullptr, j + 3 - i};
+  RopeKvFusion f{k_first ? j + 1 : j, j + 2, nullptr, nullptr, j + 3 - i};
   for (const graph::QkNorm* n : norms) {
     if (n->buf != q.buf && n->buf != k.buf) return std::nullopt;
     const bool on_q = n->buf == q.buf;
     const graph::QkNorm*& slot = on_q ? f.q_norm : f.k_norm;
     if (slot || !n->weight || n->heads != (on_q ? q.heads : k.heads) ||
-        n->heads.head_dim > ops::KvWrite::kMaxNormHeadDim)
+        k.heads.head_dim > ops::KvWrite::kMaxNormHeadDim)
       return std::nullopt;
     slot = n;
   }

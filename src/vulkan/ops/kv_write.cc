@@ -82,9 +82,8 @@ Status KvWrite::record_rope(Commands& cmd, const RopeArgs& rope, const Activatio
     return error("rope_kv_write: n_rot %d must be even and at most the head dims %d, %d", r.n_rot, k_heads.head_dim,
                  rope.q_heads.head_dim);
   const bool norm = rope.q_norm || rope.k_norm;
-  if (norm && (rope.q_heads.head_dim > kMaxNormHeadDim || k_heads.head_dim > kMaxNormHeadDim))
-    return error("norm_rope_kv_write: head dims %d, %d exceed %d", rope.q_heads.head_dim, k_heads.head_dim,
-                 kMaxNormHeadDim);
+  if (norm && k_heads.head_dim > kMaxNormHeadDim)
+    return error("norm_rope_kv_write: key head dim %d exceeds %d", k_heads.head_dim, kMaxNormHeadDim);
   if (n_tokens == 0) return Status();
   NormPush push{};
   push.rope.kv = {k.stride, uint32_t(k_heads.n_heads), uint32_t(k_heads.head_dim), uint32_t(k_heads.head_stride),

@@ -43,7 +43,7 @@ class KvWrite {
   // RoPE fused in (the graph's Rope of q, Rope of k, KvWrite): q is rotated in place, k on its
   // way into the cache (the k activation keeps its values). `table` as for ops::Rope. With
   // q_norm / k_norm (the QkNorms before those Ropes) the heads are normalised first: one
-  // workgroup per query head and per KV head (head dims up to kMaxNormHeadDim).
+  // workgroup per query head and per KV head (key head dims up to kMaxNormHeadDim).
   struct RopeArgs {
     Activations q;
     graph::HeadLayout q_heads;

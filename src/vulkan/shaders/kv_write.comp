@@ -5,7 +5,7 @@
 // ROPE: RoPE fused in (cos/sin table as in rope.comp): the query heads are rotated in place and
 // the keys on their way into the cache (the K activation is left as it was).
 // NORM (with ROPE): the per-head RMS norms of q and k (graph::QkNorm, flags say which) are done
-// first, as qk_norm.comp does them; one workgroup per head (SUBGROUP: reduce.glsl's subgroup sums).
+// first; one workgroup per head (SUBGROUP: reduce.glsl's subgroup sums).
 #ifdef NORM
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint kGroupSize = 64;
@@ -72,58 +72,72 @@ float sin_of(uint t, uint i) { return table[p.table_offset + (t * p.n_pairs + i)
 
 #ifdef NORM
 const uint kMaxHeadDim = 512;
-shared float s_head[kMaxHeadDim];  // the head being worked on, as loaded
+shared float s_head[kMaxHeadDim];  // a key head, rotated, for packing into cache words
 
-bool g_norm;     // whether this workgroup's head is normalised
-float g_scale;  // and its 1 / rms
-
-// Element e of the head in s_head, normalised.
-float normed(bool is_q, uint e) {
-  const float x = s_head[e];
-  return g_norm ? (x * g_scale) * (is_q ? q_weight[e] : k_weight[e]) : x;
+// Pair slot j of a head: elements a and c, rotated together when j < n_pairs; past the rotated
+// dims slot j is elements (2j, 2j + 1), and c may be the head dim (no element) for odd dims.
+void slot(uint j, out uint a, out uint c) {
+  const bool two = p.adjacent != 0u || j >= p.n_pairs;
+  a = two ? 2 * j : j;
+  c = two ? 2 * j + 1 : j + p.n_pairs;
 }
 
-// Element d of the normalised head, rotated.
-float roped(bool is_q, uint t, uint d) {
-  const uint n = p.n_pairs;
-  if (d >= 2 * n) return normed(is_q, d);
-  const uint i = p.adjacent != 0u ? d / 2 : (d < n ? d : d - n);
-  const uint a = p.adjacent != 0u ? 2 * i : i, c = p.adjacent != 0u ? 2 * i + 1 : i + n;
-  const float x0 = normed(is_q, a), x1 = normed(is_q, c);
-  return d == a ? x0 * cos_of(t, i) - x1 * sin_of(t, i) : x0 * sin_of(t, i) + x1 * cos_of(t, i);
-}
+float head_elem(bool is_q, uint i) { return is_q ? q[i] : k[i]; }
+float weight(bool is_q, uint e) { return is_q ? q_weight[e] : k_weight[e]; }
 
 // Grid: (q_heads + k_heads, tokens). A query head is normalised and rotated in place; a KV
-// head's K is normalised and rotated into the cache and its V copied there.
+// head's K is normalised and rotated into the cache and its V copied there. Each thread owns
+// pair slots: it sums their squares, then reads them again (only it writes them), normalises
+// and rotates them, as qk_norm.comp then rope.comp would.
 void main() {
   const uint t = gl_WorkGroupID.y, tid = gl_LocalInvocationID.x;
   const bool is_q = gl_WorkGroupID.x < p.q_heads;  // uniform over the workgroup
   const uint head = is_q ? gl_WorkGroupID.x : gl_WorkGroupID.x - p.q_heads;
-  const uint dim = is_q ? p.q_dim : p.k_dim;
+  const uint dim = is_q ? p.q_dim : p.k_dim, n_slots = (dim + 1) / 2;
   const uint base = is_q ? t * p.q_stride + p.q_offset + head * p.q_head_stride
                          : t * p.k_stride + p.k_offset + head * p.k_head_stride;
-  float ss = 0.0;
-  for (uint d = tid; d < dim; d += kGroupSize) {
-    const float x = is_q ? q[base + d] : k[base + d];
-    s_head[d] = x;
-    ss += x * x;
+  const bool norm = (p.flags & (is_q ? 1u : 2u)) != 0u;  // uniform too
+  float scale = 1.0;
+  if (norm) {
+    float ss = 0.0;
+    for (uint j = tid; j < n_slots; j += kGroupSize) {
+      uint a, c;
+      slot(j, a, c);
+      const float x0 = head_elem(is_q, base + a), x1 = c < dim ? head_elem(is_q, base + c) : 0.0;
+      ss += x0 * x0 + x1 * x1;
+    }
+    scale = inversesqrt(workgroup_sum(ss) / float(dim) + (is_q ? p.q_eps : p.k_eps));
   }
-  g_norm = (p.flags & (is_q ? 1u : 2u)) != 0u;
-  if (g_norm)
-    g_scale = inversesqrt(workgroup_sum(ss) / float(dim) + (is_q ? p.q_eps : p.k_eps));
-  else
-    barrier();
-  // Every load of the head is done and visible: the in-place stores below cannot race them.
-  if (is_q) {
-    for (uint d = tid; d < dim; d += kGroupSize) q[base + d] = roped(true, t, d);
-    return;
+  for (uint j = tid; j < n_slots; j += kGroupSize) {
+    uint a, c;
+    slot(j, a, c);
+    const bool has_c = c < dim;
+    float y0 = head_elem(is_q, base + a), y1 = has_c ? head_elem(is_q, base + c) : 0.0;
+    if (norm) {
+      y0 = (y0 * scale) * weight(is_q, a);
+      y1 = has_c ? (y1 * scale) * weight(is_q, c) : 0.0;
+    }
+    if (j < p.n_pairs) {
+      const float cs = cos_of(t, j), sn = sin_of(t, j);
+      const float r0 = y0 * cs - y1 * sn;
+      y1 = y0 * sn + y1 * cs;
+      y0 = r0;
+    }
+    if (is_q) {
+      q[base + a] = y0;
+      if (has_c) q[base + c] = y1;
+    } else {
+      s_head[a] = y0;
+      if (has_c) s_head[c] = y1;
+    }
   }
+  if (is_q) return;
+  barrier();
   const uint row = cache_row(t);
   const uint k_words = dim / kPer, v_words = p.v_dim / kPer;
   for (uint w = tid; w < k_words; w += kGroupSize) {
     const uint e = w * kPer;
-    kc[(row * p.k_heads + head) * k_words + w] =
-        pack_word(roped(false, t, e), kPer == 2 ? roped(false, t, e + 1) : 0.0);
+    kc[(row * p.k_heads + head) * k_words + w] = pack_word(s_head[e], kPer == 2 ? s_head[e + 1] : 0.0);
   }
   const uint vb = t * p.v_stride + p.v_offset + head * p.v_head_stride;
   for (uint w = tid; w < v_words; w += kGroupSize) {
