@@ -118,7 +118,8 @@ void check(const Case& c, const graph::RopeParams& rope) {
   auto bstep = host_buffer(step);
   const size_t elem = c.type == kv::KvType::kF16 ? 2 : 4;
   const size_t pool_rows = size_t(max_pages) * kv::kPageTokens;
-  auto bkc = host_buffer({}, pool_rows * size_t(k_cols) * elem / 4), bvc = host_buffer({}, pool_rows * size_t(v_cols) * elem / 4);
+  auto bkc = host_buffer({}, pool_rows * size_t(k_cols) * elem / 4);
+  auto bvc = host_buffer({}, pool_rows * size_t(v_cols) * elem / 4);
   const ops::StepData sd{bstep.get(), 0, uint32_t(T), 2 * uint32_t(T), max_pages};
   const ops::KvLayerBuffers lb{bkc.get(), bvc.get(), uint32_t(c.n_kv), uint32_t(c.dk), uint32_t(c.dv),
                                c.type == kv::KvType::kF16};
@@ -139,9 +140,10 @@ void check(const Case& c, const graph::RopeParams& rope) {
   const uint8_t* kc = static_cast<const uint8_t*>(bkc->mapped());
   const uint8_t* vc = static_cast<const uint8_t*>(bvc->mapped());
   for (int32_t t = 0; t < T; ++t) {
-    SCOPED_TRACE(testing::Message() << "token " << t << " seq " << b.seq_ids[size_t(t)] << " pos " << b.positions[size_t(t)]);
     const int32_t seq = b.seq_ids[size_t(t)], pos = b.positions[size_t(t)];
-    const size_t row = size_t(cache.page_table(seq)[size_t(pos / kv::kPageTokens)]) * kv::kPageTokens + size_t(pos % kv::kPageTokens);
+    SCOPED_TRACE(testing::Message() << "token " << t << " seq " << seq << " pos " << pos);
+    const int32_t page = cache.page_table(seq)[size_t(pos / kv::kPageTokens)];
+    const size_t row = size_t(page) * kv::kPageTokens + size_t(pos % kv::kPageTokens);
     const auto k_want = row_floats(cache.k_at(0, seq, pos), k_cols, c.type);
     const auto v_want = row_floats(cache.v_at(0, seq, pos), v_cols, c.type);
     // f16: the float results may round to neighbouring halves.

@@ -1,5 +1,7 @@
 #include "vulkan/ops/kv_write.h"
 
+#include <string>
+
 namespace zinc::vulkan::ops {
 namespace {
 struct Push {
@@ -33,15 +35,15 @@ KvWrite::~KvWrite() = default;
 Result<std::unique_ptr<KvWrite>> KvWrite::create(const Device& device, bool f16, bool use_subgroups) {
   std::unique_ptr<KvWrite> op(new KvWrite());
   op->f16_ = f16;
-  Reduction red = reduction_for(device.caps(), use_subgroups);
-  red.group_size = 64;  // heads are short
-  if (red.min_subgroup_size > red.group_size) red.min_subgroup_size = red.group_size;
-  ZINC_ASSIGN_OR_RETURN(op->norm_pipeline_,
-                        make_pipeline(device, std::string(f16 ? "norm_rope_kv_write" : "norm_rope_kv_write_f32") + red.suffix,
-                                      9, sizeof(NormPush), {red.group_size, red.min_subgroup_size}));
   ZINC_ASSIGN_OR_RETURN(op->pipeline_, make_pipeline(device, f16 ? "kv_write" : "kv_write_f32", 5, sizeof(Push), {}));
   ZINC_ASSIGN_OR_RETURN(op->rope_pipeline_,
                         make_pipeline(device, f16 ? "rope_kv_write" : "rope_kv_write_f32", 7, sizeof(RopePush), {}));
+  Reduction red = reduction_for(device.caps(), use_subgroups);
+  red.group_size = 64;  // heads are short
+  if (red.min_subgroup_size > red.group_size) red.min_subgroup_size = red.group_size;
+  const std::string norm = std::string(f16 ? "norm_rope_kv_write" : "norm_rope_kv_write_f32") + red.suffix;
+  ZINC_ASSIGN_OR_RETURN(op->norm_pipeline_, make_pipeline(device, norm, 9, sizeof(NormPush),
+                                                          {red.group_size, red.min_subgroup_size}));
   return op;
 }
 
@@ -100,7 +102,8 @@ Status KvWrite::record_rope(Commands& cmd, const RopeArgs& rope, const Activatio
   if (!norm) {
     const BufferRange buffers[7] = {k.range,         v.range,         whole(*step.buffer), whole(*layer.k),
                                     whole(*layer.v), rope.q.range, rope.table};
-    ZINC_ASSIGN_OR_RETURN(const Grid grid, grid_of(push.rope.kv, f16_, push.rope.q_heads * push.rope.n_pairs, n_tokens));
+    const uint32_t q_pairs = push.rope.q_heads * push.rope.n_pairs;
+    ZINC_ASSIGN_OR_RETURN(const Grid grid, grid_of(push.rope.kv, f16_, q_pairs, n_tokens));
     cmd.dispatch(*rope_pipeline_, buffers, &push.rope, sizeof push.rope, grid.x, grid.y);
     return Status();
   }
