@@ -30,6 +30,7 @@ struct HeadLayout {
   // Heads packed back to back from the start of the row.
   static HeadLayout packed(int32_t n_heads, int32_t head_dim) { return {n_heads, head_dim, head_dim, 0}; }
   int32_t span() const { return n_heads == 0 ? 0 : offset + (n_heads - 1) * head_stride + head_dim; }
+  bool operator==(const HeadLayout&) const = default;
 };
 
 // out[t] = dequantized row tokens[t] of `table` ([n_embd, n_vocab]), times `scale`.
@@ -85,6 +86,7 @@ struct RopeParams {
   std::array<float, 2> corr_dims{0.f, 0.f};  // YaRN ramp range over pair index
   std::array<int32_t, 4> sections{0, 0, 0, 0};  // kImrope only
   const Weight* freq_factors = nullptr;  // [n_rot/2] divisors, optional
+  bool operator==(const RopeParams&) const = default;  // the same angles (freq_factors by identity)
 };
 
 // In place on every head of `heads`, at each token's position p: pair i rotates by

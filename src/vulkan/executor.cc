@@ -11,12 +11,6 @@ namespace {
 
 using Range = std::pair<uint64_t, uint64_t>;  // [begin, end) in the notional address space
 
-bool same_rope(const graph::RopeParams& a, const graph::RopeParams& b) {
-  return a.mode == b.mode && a.n_rot == b.n_rot && a.freq_base == b.freq_base && a.freq_scale == b.freq_scale &&
-         a.ext_factor == b.ext_factor && a.attn_factor == b.attn_factor && a.corr_dims == b.corr_dims &&
-         a.sections == b.sections && a.freq_factors == b.freq_factors;
-}
-
 bool overlaps(const Range& a, std::span<const Range> set) {
   for (const Range& b : set)
     if (a.first < b.second && b.first < a.second) return true;
@@ -75,7 +69,7 @@ Status Executor::plan() {
       }
     } else if (const auto* r = std::get_if<graph::Rope>(&op.params)) {
       if (std::none_of(rope_tables_.begin(), rope_tables_.end(),
-                       [&](const RopeTable& t) { return same_rope(t.params, r->params); }))
+                       [&](const RopeTable& t) { return t.params == r->params; }))
         rope_tables_.push_back({r->params, 0});
     }
   }
@@ -177,20 +171,23 @@ Status Executor::record(Commands& cmd, Readback readback, TimestampPool* timesta
       ++i;
       continue;
     }
-    const bool fused = fusable_rope_kv(i);
+    const auto fused = rope_kv_.find(i);
+    const RopeKvFusion* f = fused == rope_kv_.end() ? nullptr : &fused->second;
     Status s;
     if (const auto sd = shared_downs_.find(i); sd != shared_downs_.end()) s = record_op(cmd, sd->second.gate_up);
-    if (s.ok()) s = fused ? record_rope_kv(cmd, i) : record_op(cmd, i);
+    if (s.ok()) s = f ? record_rope_kv(cmd, *f) : record_op(cmd, i);
     if (!s.ok()) return error("%s (%s): %s", ops[i].name.c_str(), graph::op_kind_name(ops[i].params), s.message().c_str());
     if (timestamps) {
       cmd.barrier();
       pending_reads_.clear();
       pending_writes_.clear();
       cmd.write_timestamp(timestamps->handle(), ++index);
-      profile_kinds_.push_back(fused ? "rope_kv_write" : graph::op_kind_name(ops[i].params));
-      profile_names_.push_back(ops[i].name);
+      const char* kind = !f ? graph::op_kind_name(ops[i].params)
+                            : (f->q_norm || f->k_norm ? "norm_rope_kv_write" : "rope_kv_write");
+      profile_kinds_.push_back(kind);
+      profile_names_.push_back(ops[f ? f->rope_q : i].name);
     }
-    i += fused ? 3 : 1;
+    i += f ? f->n_ops : 1;
   }
   cmd.barrier();
   const graph::Buffer& out = graph_.buffer(graph_.output());
@@ -204,34 +201,25 @@ Status Executor::record(Commands& cmd, Readback readback, TimestampPool* timesta
   return cmd.end();
 }
 
-bool Executor::fusable_rope_kv(size_t i) const {
+Status Executor::record_rope_kv(Commands& cmd, const RopeKvFusion& f) {
   const auto& ops = graph_.ops();
-  if (i + 2 >= ops.size()) return false;
-  const auto* a = std::get_if<graph::Rope>(&ops[i].params);
-  const auto* b = std::get_if<graph::Rope>(&ops[i + 1].params);
-  const auto* w = std::get_if<graph::KvWrite>(&ops[i + 2].params);
-  if (!a || !b || !w) return false;
-  const graph::Rope* q = a->buf == w->k ? b : a;
-  const graph::Rope* k = a->buf == w->k ? a : b;
-  const auto same_heads = [](const graph::HeadLayout& x, const graph::HeadLayout& y) {
-    return x.n_heads == y.n_heads && x.head_dim == y.head_dim && x.head_stride == y.head_stride && x.offset == y.offset;
-  };
-  return k->buf == w->k && q->buf != w->k && q->buf != w->v && same_rope(q->params, k->params) &&
-         same_heads(k->heads, w->k_heads) && graph_.buffer(w->k).last_op == int32_t(i + 2);
-}
-
-Status Executor::record_rope_kv(Commands& cmd, size_t i) {
-  const auto& ops = graph_.ops();
-  const auto& a = std::get<graph::Rope>(ops[i].params);
-  const auto& b = std::get<graph::Rope>(ops[i + 1].params);
-  const auto& w = std::get<graph::KvWrite>(ops[i + 2].params);
-  const graph::Rope& q = a.buf == w.k ? b : a;
+  const auto& q = std::get<graph::Rope>(ops[f.rope_q].params);
+  const auto& w = std::get<graph::KvWrite>(ops[f.kv_write].params);
   const Range rd[3] = {range_of(q.buf), range_of(w.k), range_of(w.v)}, wr[2] = {range_of(q.buf), kv_range(w.kv_layer)};
   access(cmd, rd, wr);
   uint32_t word = 0;
   for (const RopeTable& t : rope_tables_)
-    if (same_rope(t.params, q.params)) word = t.word;
+    if (t.params == q.params) word = t.word;
   ops::KvWrite::RopeArgs rope{act(q.buf), q.heads, &q.params, ops::whole(*step_), word};
+  ops::KvWrite::HeadNorm q_norm, k_norm;
+  if (f.q_norm) {
+    q_norm = {weights_.vector(f.q_norm->weight), f.q_norm->eps};
+    rope.q_norm = &q_norm;
+  }
+  if (f.k_norm) {
+    k_norm = {weights_.vector(f.k_norm->weight), f.k_norm->eps};
+    rope.k_norm = &k_norm;
+  }
   return kernels_.kv_write->record_rope(cmd, rope, act(w.k), w.k_heads, act(w.v), w.v_heads, kv_.layer(w.kv_layer),
                                         step_data_, uint32_t(graph_.buffer(w.k).rows));
 }
@@ -276,7 +264,7 @@ Status Executor::record_op(Commands& cmd, size_t index) {
     access(cmd, rw, rw);
     uint32_t word = 0;
     for (const RopeTable& t : rope_tables_)
-      if (same_rope(t.params, r->params)) word = t.word;
+      if (t.params == r->params) word = t.word;
     return kernels_.rope->record(cmd, act(r->buf), r->heads, r->params, ops::whole(*step_), word,
                                  uint32_t(g.buffer(r->buf).rows));
   }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -71,8 +72,15 @@ class Executor {
   Status record_moe_op(Commands& cmd, size_t index);
   static constexpr uint32_t kMatvecMaxTokens = 8;     // matvec up to here, else GEMM
   static constexpr uint32_t kMoeMatvecMaxTokens = 8;  // moe_matvec up to here, else grouped GEMMs
-  // Rope of q, Rope of k, KvWrite of k (k dead afterwards) at ops i..i+2: one fused dispatch.
-  bool fusable_rope_kv(size_t i) const;
+  // Rope of q, Rope of k and KvWrite of k (k dead afterwards), after the QkNorms of q and k
+  // where the graph has them right before: one fused dispatch (executor_fusion.cc plans them).
+  struct RopeKvFusion {
+    size_t rope_q = 0, kv_write = 0;
+    const graph::QkNorm* q_norm = nullptr;
+    const graph::QkNorm* k_norm = nullptr;
+    size_t n_ops = 3;  // graph ops it stands for, from the first
+  };
+  std::optional<RopeKvFusion> match_rope_kv(size_t i) const;
   // Decode fusions (executor_fusion.cc): a residual add done by the matvec that produces it, and
   // an RMSNorm whose output only feeds matvecs done by those matvecs on the fly.
   // An RMSNorm feeding other ops too is done by its first consumer, a matvec, which also writes
@@ -100,7 +108,7 @@ class Executor {
   bool fusable_matvec(const graph::Matmul& m) const;  // on the matvec path as one dispatch
   // Whether the ops `writers` (all that reference r before its norm) can add into `stream`.
   bool foldable_writers(std::span<const size_t> writers, graph::BufferId r, graph::BufferId stream) const;
-  Status record_rope_kv(Commands& cmd, size_t i);
+  Status record_rope_kv(Commands& cmd, const RopeKvFusion& f);
   Status write_step(const graph::Batch& batch, const kv::Cache& cache);
   // Zeroes the device recurrent state of the batch's sequences that start at position 0.
   Status zero_new_states(const graph::Batch& batch);
@@ -153,6 +161,7 @@ class Executor {
   std::set<size_t> folded_adds_, skipped_ops_;        // norms whose add is folded; ops not run
   std::map<size_t, size_t> conv_folds_;               // matmul op index -> the SsmConv1d it runs
   std::map<int32_t, size_t> gated_norms_;             // norm output buffer index -> GatedRmsNorm op
+  std::map<size_t, RopeKvFusion> rope_kv_;            // by the index of its first op
 };
 
 }  // namespace zinc::vulkan

@@ -7,11 +7,12 @@
 //   done by its first consumer, a single-matrix matvec, which also writes the normalised vector;
 // - a MoeRoute is done by the decode gate/up expert dispatch right after it;
 // - a shared expert's down projection and sigmoid gate join the routed down projection as one
-//   more term, its gate/up matvec recorded just before (beside the routed gate/up).
-//   input on the fly (ops::InputNorm);
+//   more term, its gate/up matvec recorded just before (beside the routed gate/up);
 // - delta-net layers: an SsmConv1d whose input only a matvec writes runs as that matvec's
 //   epilogue (ops::OutputConv), and a GatedRmsNorm whose output only a matvec reads is done by
-//   that matvec while it stages x (ops::GatedInputNorm, where the kernel supports the shape).
+//   that matvec while it stages x (ops::GatedInputNorm, where the kernel supports the shape);
+// and for any batch: QkNorm(q), QkNorm(k) (where present), Rope(q), Rope(k), KvWrite is one
+// dispatch (ops::KvWrite::record_rope).
 #include <variant>
 #include <vector>
 
@@ -51,6 +52,39 @@ bool Executor::foldable_writers(std::span<const size_t> writers, graph::BufferId
   return true;
 }
 
+std::optional<Executor::RopeKvFusion> Executor::match_rope_kv(size_t i) const {
+  const auto& ops = graph_.ops();
+  std::vector<const graph::QkNorm*> norms;
+  size_t j = i;
+  for (; j < ops.size() && norms.size() < 2; ++j) {
+    const auto* n = std::get_if<graph::QkNorm>(&ops[j].params);
+    if (!n) break;
+    norms.push_back(n);
+  }
+  if (j + 2 >= ops.size()) return std::nullopt;
+  const auto* a = std::get_if<graph::Rope>(&ops[j].params);
+  const auto* b = std::get_if<graph::Rope>(&ops[j + 1].params);
+  const auto* w = std::get_if<graph::KvWrite>(&ops[j + 2].params);
+  if (!a || !b || !w) return std::nullopt;
+  const bool k_first = a->buf == w->k;
+  const graph::Rope& q = k_first ? *b : *a;
+  const graph::Rope& k = k_first ? *a : *b;
+  if (k.buf != w->k || q.buf == w->k || q.buf == w->v || q.params != k.params || k.heads != w->k_heads ||
+      graph_.buffer(w->k).last_op != int32_t(j + 2))
+    return std::nullopt;
+  RopeKvFusion f{k_first ? j + 1 : j, j + 2, nullptr, nullptr, j + 3 - i};
+  for (const graph::QkNorm* n : norms) {
+    if (n->buf != q.buf && n->buf != k.buf) return std::nullopt;
+    const bool on_q = n->buf == q.buf;
+    const graph::QkNorm*& slot = on_q ? f.q_norm : f.k_norm;
+    if (slot || !n->weight || n->heads != (on_q ? q.heads : k.heads) ||
+        k.heads.head_dim > ops::KvWrite::kMaxNormHeadDim)
+      return std::nullopt;
+    slot = n;
+  }
+  return f;
+}
+
 void Executor::plan_fusions() {
   deferred_norms_.clear();
   materialized_norms_.clear();
@@ -64,7 +98,13 @@ void Executor::plan_fusions() {
   plan_routing();
   conv_folds_.clear();
   gated_norms_.clear();
+  rope_kv_.clear();
   const auto& ops = graph_.ops();
+  for (size_t i = 0; i < ops.size();) {
+    const std::optional<RopeKvFusion> f = match_rope_kv(i);
+    if (f) rope_kv_[i] = *f;
+    i += f ? f->n_ops : 1;
+  }
   const graph::BufferId output = graph_.output();
   auto touches = [&](size_t i, graph::BufferId id) {
     if (references(ops[i], id)) return true;

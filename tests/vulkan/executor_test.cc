@@ -1,14 +1,15 @@
 // The Vulkan executor against the CPU executor on small random graphs: every dense-model op
 // (embed of a quantized table with a scale, rms_norm with and without the residual add,
 // matmul with bias and SwiGLU pair on the matvec and GEMM paths, add, gather_rows, qk_norm,
-// RoPE in every mode, KV write with RoPE fused in and alone, attention over the paged cache)
-// with odd sizes, several sequences in one batch, contexts crossing 16-token pages and split
-// decode attention; the delta-net decode fusions.
+// RoPE in every mode, KV write with the QK norms and RoPE fused in and alone, attention over the
+// paged cache) with odd sizes, several sequences in one batch, contexts crossing 16-token pages
+// and split decode attention; the delta-net decode fusions.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "cpu/executor.h"
@@ -168,6 +169,23 @@ void check_attention(graph::RopeParams rope, bool gate, kv::KvType type, int32_t
   for (int i = 1; i < n_prefill; ++i)
     h.step(cpu_pre, **vk_pre, tok37, std::vector<int32_t>(37, 0), rows37, tol, 100 + 100 * uint32_t(i));
   for (int i = 0; i < 3; ++i) h.step(cpu_dec, **vk_dec, tok3, {0, 1, 2}, rows3, tol, 400 + 10 * uint32_t(i));
+
+  // One dispatch stands for QkNorm, QkNorm, Rope, Rope, KvWrite unless q is rotated later.
+  std::vector<int32_t> pos3;
+  for (int s = 0; s < 3; ++s) {
+    pos3.push_back(int32_t(h.cache->length(s)));
+    ASSERT_TRUE(h.cache->reserve(s, h.cache->length(s) + 1).ok());
+  }
+  const std::vector<int32_t> seq3{0, 1, 2};
+  auto timings = (*vk_dec)->profile({tok3, pos3, seq3, rows3}, *h.cache);
+  ASSERT_TRUE(timings.ok()) << timings.status().message();
+  std::vector<std::string> kinds;
+  for (const OpTiming& t : *timings) kinds.push_back(t.kind);
+  const auto count = [&](const char* kind) { return std::count(kinds.begin(), kinds.end(), kind); };
+  EXPECT_EQ(count("qk_norm"), rope_q_last ? 2 : 0);
+  EXPECT_EQ(count("norm_rope_kv_write"), rope_q_last ? 0 : 1);
+  EXPECT_EQ(count("rope"), rope_q_last ? 2 : 0);
+  EXPECT_EQ(count("kv_write"), rope_q_last ? 1 : 0);
 }
 
 TEST(VulkanExecutor, AttentionMatchesCpu) {

@@ -27,22 +27,33 @@ struct KvLayerBuffers {
 
 class KvWrite {
  public:
-  static Result<std::unique_ptr<KvWrite>> create(const Device& device, bool f16);
+  // use_subgroups: the norm variant's head sums with subgroup arithmetic where the device has it.
+  static Result<std::unique_ptr<KvWrite>> create(const Device& device, bool f16, bool use_subgroups = true);
   ~KvWrite();
   // One workgroup per token; no barrier added. Head layouts must match the layer's geometry.
   Status record(Commands& cmd, const Activations& k, const graph::HeadLayout& k_heads, const Activations& v,
                 const graph::HeadLayout& v_heads, const KvLayerBuffers& layer, const StepData& step,
                 uint32_t n_tokens) const;
 
+  // A per-head RMS norm (graph::QkNorm) done before the rotation: weight of head_dim floats.
+  struct HeadNorm {
+    BufferRange weight;
+    float eps = 1e-6f;
+  };
   // RoPE fused in (the graph's Rope of q, Rope of k, KvWrite): q is rotated in place, k on its
-  // way into the cache (the k activation keeps its unrotated values). `table` as for ops::Rope.
+  // way into the cache (the k activation keeps its values). `table` as for ops::Rope. With
+  // q_norm / k_norm (the QkNorms before those Ropes) the heads are normalised first: one
+  // workgroup per query head and per KV head (key head dims up to kMaxNormHeadDim).
   struct RopeArgs {
     Activations q;
     graph::HeadLayout q_heads;
     const graph::RopeParams* params = nullptr;
     BufferRange table;
     uint32_t table_offset = 0;
+    const HeadNorm* q_norm = nullptr;
+    const HeadNorm* k_norm = nullptr;
   };
+  static constexpr int32_t kMaxNormHeadDim = 512;  // shaders/kv_write.comp kMaxHeadDim
   Status record_rope(Commands& cmd, const RopeArgs& rope, const Activations& k, const graph::HeadLayout& k_heads,
                      const Activations& v, const graph::HeadLayout& v_heads, const KvLayerBuffers& layer,
                      const StepData& step, uint32_t n_tokens) const;
@@ -51,7 +62,7 @@ class KvWrite {
   KvWrite() = default;
   Status check(const graph::HeadLayout& k_heads, const graph::HeadLayout& v_heads, const KvLayerBuffers& layer) const;
   bool f16_ = true;
-  std::unique_ptr<Pipeline> pipeline_, rope_pipeline_;
+  std::unique_ptr<Pipeline> pipeline_, rope_pipeline_, norm_pipeline_;
 };
 
 }  // namespace zinc::vulkan::ops
