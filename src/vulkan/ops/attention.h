@@ -46,6 +46,7 @@ class Attention {
   uint32_t prefill_rows_ = 16;  // query vectors per workgroup of the prefill kernel (its kMaxR)
   std::unique_ptr<Pipeline> pipeline_, combine_, prefill_;
   std::unique_ptr<Pipeline> decode_;  // shaders/attention_decode.comp, for steps of a few tokens
+  std::unique_ptr<Pipeline> decode4_;  // the same for at most 4 query heads per KV head
 };
 
 }  // namespace zinc::vulkan::ops

@@ -14,7 +14,10 @@
 layout(local_size_x = 128) in;
 layout(constant_id = 0) const uint kMinSubgroupSize = 1;
 const uint kThreads = 128;
-const uint kMaxG = 8;
+#ifndef MAX_G
+#define MAX_G 8
+#endif
+const uint kMaxG = MAX_G;  // query heads per workgroup
 const uint kMaxDim = 256;
 
 layout(std430, binding = 0) readonly buffer Q { float q[]; };
