@@ -1,14 +1,44 @@
-// GPU timing for the Vulkan benchmarks: `reps` back-to-back recordings of fn(commands, index)
-// with a barrier after each, timed with two timestamps, reported as manual time per op and the
-// counters GB/s (bytes_per_op), TFLOP/s (flop_per_op, when given) and us.
+// What the Vulkan benchmarks share: the default device with an uploader, a command buffer and
+// two timestamps (BenchDevice), and GPU timing: `reps` back-to-back recordings of
+// fn(commands, index) with a barrier after each, timed with two timestamps, reported as manual
+// time per op and the counters GB/s (bytes_per_op), TFLOP/s (flop_per_op, when given) and us.
 #pragma once
 
 #include <benchmark/benchmark.h>
 
+#include <cstdio>
+#include <memory>
+
+#include "vulkan/weights.h"  // Uploader
 #include "vulkan/commands.h"
+#include "vulkan/device.h"
+#include "vulkan/instance.h"
 #include "vulkan/timestamps.h"
 
 namespace zinc::vulkan {
+
+struct BenchDevice {
+  std::unique_ptr<Instance> instance;
+  std::unique_ptr<Device> device;  // null where there is no Vulkan device
+  std::unique_ptr<Uploader> uploader;
+  std::unique_ptr<Commands> commands;
+  std::unique_ptr<TimestampPool> timestamps;  // null where the device has no timestamps
+
+  // Opens the default device and prints its name.
+  void open() {
+    auto inst = Instance::create();
+    if (!inst.ok()) return;
+    instance = std::move(*inst);
+    auto dev = Device::create(*instance, instance->default_device());
+    if (!dev.ok()) return;
+    device = std::move(*dev);
+    std::fprintf(stderr, "device: %s (%s)\n", device->caps().name.c_str(), device->caps().driver.c_str());
+    uploader = std::move(Uploader::create(*device).value());
+    commands = std::move(Commands::create(*device).value());
+    auto ts = TimestampPool::create(*device, 2);
+    if (ts.ok()) timestamps = std::move(*ts);
+  }
+};
 
 template <typename Fn>
 void time_gpu(benchmark::State& state, Commands& commands, const TimestampPool* timestamps, int reps,

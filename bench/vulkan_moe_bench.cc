@@ -28,29 +28,15 @@ constexpr uint32_t kEmbd = 2048, kExperts = 256, kUsed = 8, kFf = 512, kLayers =
 constexpr uint32_t kHk = 16, kDk = 128, kHv = 32, kDv = 128, kTaps = 4;
 constexpr uint32_t kConvDim = 2 * kHk * kDk + kHv * kDv;
 
-struct Context {
-  std::unique_ptr<Instance> instance;
-  std::unique_ptr<Device> device;
-  std::unique_ptr<Uploader> uploader;
-  std::unique_ptr<Commands> commands;
-  std::unique_ptr<TimestampPool> timestamps;
+struct Context : BenchDevice {
   std::unique_ptr<Buffer> x, y, act, ids, weights, logits, misc;
 };
 
 Context* context() {
   static Context* c = [] {
     auto* r = new Context();
-    auto inst = Instance::create();
-    if (!inst.ok()) return r;
-    r->instance = std::move(*inst);
-    auto dev = Device::create(*r->instance, r->instance->default_device());
-    if (!dev.ok()) return r;
-    r->device = std::move(*dev);
-    std::fprintf(stderr, "device: %s (%s)\n", r->device->caps().name.c_str(), r->device->caps().driver.c_str());
-    r->uploader = std::move(Uploader::create(*r->device).value());
-    r->commands = std::move(Commands::create(*r->device).value());
-    auto ts = TimestampPool::create(*r->device, 2);
-    if (ts.ok()) r->timestamps = std::move(*ts);
+    r->open();
+    if (!r->device) return r;
     auto make = [&](uint64_t bytes) {
       return std::move(Buffer::create(*r->device, bytes, MemoryKind::kDeviceLocal).value());
     };

@@ -20,29 +20,15 @@
 namespace zinc::vulkan {
 namespace {
 
-struct Context {
-  std::unique_ptr<Instance> instance;
-  std::unique_ptr<Device> device;
-  std::unique_ptr<Uploader> uploader;
-  std::unique_ptr<Commands> commands;
-  std::unique_ptr<TimestampPool> timestamps;
+struct Context : BenchDevice {
   std::unique_ptr<Buffer> x, y;  // activations: up to 512 tokens x 14336 floats
 };
 
 Context* context() {
   static Context* c = [] {
     auto* r = new Context();
-    auto inst = Instance::create();
-    if (!inst.ok()) return r;
-    r->instance = std::move(*inst);
-    auto dev = Device::create(*r->instance, r->instance->default_device());
-    if (!dev.ok()) return r;
-    r->device = std::move(*dev);
-    std::fprintf(stderr, "device: %s (%s)\n", r->device->caps().name.c_str(), r->device->caps().driver.c_str());
-    r->uploader = std::move(Uploader::create(*r->device).value());
-    r->commands = std::move(Commands::create(*r->device).value());
-    auto ts = TimestampPool::create(*r->device, 2);
-    if (ts.ok()) r->timestamps = std::move(*ts);
+    r->open();
+    if (!r->device) return r;
     const uint64_t act_bytes = 512ull * 14336 * 4;
     r->x = std::move(Buffer::create(*r->device, act_bytes, MemoryKind::kDeviceLocal).value());
     r->y = std::move(Buffer::create(*r->device, 512ull * 128256 * 4, MemoryKind::kDeviceLocal).value());

@@ -21,12 +21,7 @@ namespace {
 
 constexpr uint32_t kMaxTokens = 512, kPages = kMaxTokens / 16;
 
-struct Context {
-  std::unique_ptr<Instance> instance;
-  std::unique_ptr<Device> device;
-  std::unique_ptr<Uploader> uploader;
-  std::unique_ptr<Commands> commands;
-  std::unique_ptr<TimestampPool> timestamps;
+struct Context : BenchDevice {
   std::unique_ptr<ops::KvWrite> kv_write;
   std::unique_ptr<ops::QkNorm> qk_norm;
   // q, k, v rows of up to 8192 floats; norm weights; step data (positions, seq ids, pages,
@@ -45,18 +40,9 @@ Status upload_random(Context& c, const Buffer& b, uint32_t seed) {
 Context* context() {
   static Context* c = [] {
     auto* r = new Context();
-    auto inst = Instance::create();
-    if (!inst.ok()) return r;
-    r->instance = std::move(*inst);
-    auto dev = Device::create(*r->instance, r->instance->default_device());
-    if (!dev.ok()) return r;
-    r->device = std::move(*dev);
+    r->open();
+    if (!r->device) return r;
     const Device& d = *r->device;
-    std::fprintf(stderr, "device: %s (%s)\n", d.caps().name.c_str(), d.caps().driver.c_str());
-    r->uploader = std::move(Uploader::create(d).value());
-    r->commands = std::move(Commands::create(d).value());
-    auto ts = TimestampPool::create(d, 2);
-    if (ts.ok()) r->timestamps = std::move(*ts);
     r->kv_write = std::move(ops::KvWrite::create(d, true).value());
     r->qk_norm = std::move(ops::QkNorm::create(d).value());
     const uint64_t rows = uint64_t(kMaxTokens) * 8192 * 4;

@@ -168,13 +168,14 @@ void main() {
     }
     const uint n_parts = 1;
 #endif
+    float scale = 1.0;
+    if (norm) {
+      float ss = 0.0;
+      for (uint i = 0; i < n_parts; ++i) ss += partial[kValues * kSlots + i];
+      scale = inversesqrt(ss / float(p.cols) + p.eps);
+    }
     if (tid < kRows && row0 + tid < p.rows) {
-      float sum = 0.0, up = 0.0, scale = 1.0;
-      if (norm) {
-        float ss = 0.0;
-        for (uint i = 0; i < n_parts; ++i) ss += partial[kValues * kSlots + i];
-        scale = inversesqrt(ss / float(p.cols) + p.eps);
-      }
+      float sum = 0.0, up = 0.0;
       for (uint i = 0; i < n_parts; ++i) sum += partial[tid * kSlots + i];
       sum *= scale;
       if (kPair) {
@@ -187,9 +188,6 @@ void main() {
       y[dst] = sum;
     }
     if (norm && (p.flags & 16u) != 0u && row0 == 0) {
-      float ss = 0.0;
-      for (uint i = 0; i < n_parts; ++i) ss += partial[kValues * kSlots + i];
-      const float scale = inversesqrt(ss / float(p.cols) + p.eps);
       for (uint i = tid; i < p.cols; i += kGroupSize) xn[t * p.x_stride + i] = x1[t * p.x_stride + i] * norm_w1[i] * scale;
     }
     barrier();  // partial[] is reused by the next token
