@@ -200,6 +200,7 @@ TEST(VulkanExecutor, AttentionMatchesCpu) {
   check_attention(norm, false, kv::KvType::kF16, 4, 2, 32, /*rope_q_last=*/true);
   check_attention(norm, false, kv::KvType::kF32, 6, 1, 32);
   check_attention(norm, false, kv::KvType::kF16, 4, 2, 32, false, 16, 48);  // 10 of 12 splits live
+  check_attention(norm, false, kv::KvType::kF16, 8, 2, 128);  // Llama-3's head dim
   check_attention(norm, false, kv::KvType::kF32, 6, 1, 32, /*rope_q_last=*/true);
 
   auto ff = vector_weight(12, 21, 2.f);
@@ -219,6 +220,7 @@ TEST(VulkanExecutor, AttentionMatchesCpu) {
   imrope.n_rot = 64;
   imrope.sections = {11, 11, 10, 0};
   check_attention(imrope, true, kv::KvType::kF16, 2, 2, 64);
+  check_attention(imrope, true, kv::KvType::kF16, 4, 1, 256);  // Qwen3.5's head dim
   check_attention(imrope, true, kv::KvType::kF32, 2, 2, 64, /*rope_q_last=*/true);
 }
 
