@@ -203,10 +203,10 @@ void BM_DeltaNet(benchmark::State& state, uint32_t n_tokens, bool one_seq, ops::
   });
 }
 
-void BM_MoeGemm(benchmark::State& state, TensorType type, uint32_t n_tokens, bool coopmat) {
+void BM_MoeGemm(benchmark::State& state, TensorType type, uint32_t n_tokens, bool coopmat, uint32_t slot_tile) {
   Context& c = *context();
   if (!c.device) return state.SkipWithError("no Vulkan device");
-  auto pair = ops::MoeGemm::create(*c.device, type, true, 0, coopmat);
+  auto pair = ops::MoeGemm::create(*c.device, type, true, slot_tile, coopmat);
   if (!pair.ok()) return state.SkipWithError(pair.status().message().c_str());
   if (coopmat && !(*pair)->uses_coopmat()) return state.SkipWithError("no cooperative matrices here");
   uint64_t bytes = 0;
@@ -270,10 +270,12 @@ int register_all() {
                                  BM_DeltaNet, 512u, true, k)
         ->UseManualTime()->Unit(benchmark::kMicrosecond);
   for (bool coopmat : {true, false})
-    benchmark::RegisterBenchmark(
-        (std::string("moe_gemm/gate_up/Q4_K/tokens512/") + (coopmat ? "coopmat" : "scalar")).c_str(), BM_MoeGemm,
-        TensorType::Q4_K, 512u, coopmat)
-        ->UseManualTime()->Unit(benchmark::kMicrosecond);
+    for (uint32_t tile : {0u, 32u, 64u})  // 0: the op's choice for the shape
+      benchmark::RegisterBenchmark((std::string("moe_gemm/gate_up/Q4_K/tokens512/") + (coopmat ? "coopmat" : "scalar") +
+                                    "/slots" + (tile ? std::to_string(tile) : "auto"))
+                                       .c_str(),
+                                   BM_MoeGemm, TensorType::Q4_K, 512u, coopmat, tile)
+          ->UseManualTime()->Unit(benchmark::kMicrosecond);
   return 0;
 }
 const int registered = register_all();

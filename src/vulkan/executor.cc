@@ -60,6 +60,13 @@ Status Executor::plan() {
       const graph::Buffer& in = graph_.buffer(m->in);
       const bool fused = in.rows <= kMatvecMaxTokens && m->up && m->up->type == m->w->type;
       if (m->up && !fused) scratch = std::max<uint64_t>(scratch, graph_.buffer(m->out).size_bytes());
+      if (!on_matvec_path(*m))
+        for (const graph::Weight* t : {m->w, m->up})
+          if (t) {
+            ZINC_ASSIGN_OR_RETURN(const ops::Gemm* k, kernels_.gemm(t->type));
+            partials = std::max(partials, 4 * k->partial_floats(uint32_t(t->ne[1]), uint32_t(t->ne[0]),
+                                                                uint32_t(in.rows)));
+          }
     } else if (const auto* a = std::get_if<graph::Attention>(&op.params)) {
       const auto& spec = graph_.state().kv_layers[size_t(a->kv_layer)];
       if (n_splits_ > 1) {

@@ -55,6 +55,11 @@ Status Executor::record_matmul(Commands& cmd, size_t index, const graph::Matmul&
   std::vector<Range> rd = {range_of(in)}, wr = {range_of(out)};
   if (residual) rd.push_back(range_of(out));
   if (up) wr.push_back(scratch);
+  if (!small) {  // the K splits of a GEMM (ops::Gemm::k_splits) meet in partials_
+    const Range partials{scratch.second, scratch.second + partials_->size_bytes()};
+    rd.push_back(partials);
+    wr.push_back(partials);
+  }
   if (norm_args.out) wr.push_back(range_of(dn->out));
   ops::MatvecFusion fusion{residual, norm, nullptr, nullptr};
   ops::GatedInputNorm gated_args;
@@ -89,7 +94,8 @@ Status Executor::record_matmul(Commands& cmd, size_t index, const graph::Matmul&
         return k->record(cmd, wb, x, out, rows, residual, norm);
       }
       ZINC_ASSIGN_OR_RETURN(const ops::Gemm* k, kernels_.gemm(wb.type()));
-      return k->record(cmd, wb, x, out, rows);
+      const BufferRange part{partials_.get(), 0, VK_WHOLE_SIZE};
+      return k->record(cmd, wb, x, out, rows, nullptr, &part);
     };
     ZINC_RETURN_IF_ERROR(mul(*w, y));
     if (up) {

@@ -27,13 +27,20 @@ const ops::Gemm* gemm_for(TensorType type, bool coopmat, int tile = -1) {
 // for the float32 kernel; 2e-3 * sum |w x| for the cooperative-matrix one (f16 inputs: each
 // weight and x rounded to 11 bits). y rows are rows + 1 floats apart (the cooperative-matrix
 // kernel's element-wise stores), or rows rounded up to 4 with `aligned` (its matrix stores).
+// With split_k, record() gets a partials buffer and the shape must make it split K.
 void check_gemm(TensorType type, int64_t rows, int64_t cols, uint32_t n_tokens, bool coopmat, bool residual = false,
-                uint64_t max_chunk_bytes = 0, int tile = -1, bool aligned = false) {
+                uint64_t max_chunk_bytes = 0, int tile = -1, bool aligned = false, bool split_k = false) {
   SCOPED_TRACE(testing::Message() << type_name(type) << " " << rows << "x" << cols << " tokens " << n_tokens
                                   << (residual ? " +residual" : "") << " tile " << tile
-                                  << (aligned ? " aligned" : ""));
+                                  << (aligned ? " aligned" : "") << (split_k ? " split K" : ""));
   const ops::Gemm* op = gemm_for(type, coopmat, tile);
   ASSERT_NE(op, nullptr);
+  std::unique_ptr<Buffer> partials;
+  if (split_k) {
+    ASSERT_GT(op->k_splits(uint32_t(rows), uint32_t(cols), n_tokens), 1u);
+    const uint64_t floats = op->partial_floats(uint32_t(rows), uint32_t(cols), n_tokens);
+    partials = host_buffer(std::vector<float>(), size_t(floats));
+  }
   const Matrix m = random_matrix(type, rows, cols, 3 + uint32_t(rows));
   auto w = upload(m, max_chunk_bytes);
   ASSERT_TRUE(w);
@@ -44,7 +51,8 @@ void check_gemm(TensorType type, int64_t rows, int64_t cols, uint32_t n_tokens, 
   auto bx = host_buffer(x), by = host_buffer(residual ? res : std::vector<float>(), size_t(n_tokens) * y_stride);
   const ops::Activations ax{{bx.get()}, x_stride}, ay{{by.get()}, y_stride};
   run([&](Commands& c) {
-    const Status s = op->record(c, *w, ax, ay, n_tokens, residual ? &ay : nullptr);
+    const BufferRange part{partials.get()};
+    const Status s = op->record(c, *w, ax, ay, n_tokens, residual ? &ay : nullptr, partials ? &part : nullptr);
     ASSERT_TRUE(s.ok()) << s.message();
   });
   const double rel = op->uses_coopmat() ? 2e-3 : 1e-5;
@@ -98,6 +106,22 @@ TEST(VulkanGemm, EveryTile) {
     check_gemm(TensorType::Q8_0, 300, 160, 70, true, true, 32 * 1024, t, true);  // 3 K steps
     check_gemm(TensorType::F16, 40, 32, 20, true, true, 0, t, true);            // 1 K step
   }
+}
+
+// K split over several workgroups where the tiles are few: splits of whole and partial K steps,
+// a partial last group, the residual added by the reduction, weights in chunks, every tile.
+TEST(VulkanGemm, SplitK) {
+  ZINC_REQUIRE_VULKAN();
+  const int n_tiles = dev().caps().coopmat_nv_f16 ? int(ops::Gemm::coopmat_tiles().size()) : 1;
+  for (int t = 0; t < n_tiles; ++t) {
+    const int tile = n_tiles > 1 ? t : -1;
+    check_gemm(TensorType::Q4_K, 70, 2048, 70, true, true, 0, tile, true, true);
+    check_gemm(TensorType::Q6_K, 33, 1280, 9, true, false, 0, tile, false, true);
+    check_gemm(TensorType::F32, 20, 1000, 40, true, true, 0, tile, false, true);
+    check_gemm(TensorType::Q8_0, 130, 1024, 20, true, true, 32 * 1024, tile, true, true);
+  }
+  EXPECT_EQ(gemm_for(TensorType::Q4_K, true)->k_splits(4096, 4096, 512), 1u);  // enough tiles already
+  EXPECT_EQ(gemm_for(TensorType::Q4_K, true)->partial_floats(4096, 4096, 512), 0u);
 }
 
 TEST(VulkanGemm, PickTile) {

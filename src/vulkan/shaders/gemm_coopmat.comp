@@ -7,7 +7,8 @@
 // then decodes them to f16 and stores them into shared memory (16-byte stores, rows padded to
 // 144 bytes). Full output matrices are stored straight from the accumulators (residual loaded
 // the same way) where flags bit 1 says y is 16-byte aligned; others go through shared memory.
-// Selected at run time where DeviceCaps::coopmat_nv_f16 and the subgroup size is 32.
+// Selected at run time where DeviceCaps::coopmat_nv_f16 and the subgroup size is 32. Split
+// over K as gemm.comp (split_groups even).
 #extension GL_NV_cooperative_matrix : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_KHR_memory_scope_semantics : require
@@ -26,7 +27,7 @@ layout(std430, binding = 3) readonly buffer R { float residual[]; };
 layout(push_constant) uniform Push {
   uint rows, cols, n_tokens, x_stride, y_stride, y_offset;
   uint flags;  // bit 0: add the residual; bit 1: y, residual and their strides are 16-byte aligned
-  uint pad;
+  uint split_groups;  // 0: all of K
   uvec4 planes;
 } p;
 
@@ -109,21 +110,23 @@ void main() {
   // Full matrices with aligned y go straight to memory (column-major: element (row, token) at
   // token * y_stride + row), starting from the residual; the rest through shared memory.
   const bool add = (p.flags & 1u) != 0u, direct = (p.flags & 2u) != 0u;
+  const uint y_offset = p.y_offset + gl_WorkGroupID.z * p.n_tokens * p.y_stride;
   fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[kMI * kNJ];
   [[unroll]] for (uint i = 0; i < kMI; ++i)
     [[unroll]] for (uint j = 0; j < kNJ; ++j) {
       const uint row0 = tile_r_ + wr + 16 * i, tok0 = tile_t_ + wt + 16 * j;
       if (add && direct && row0 + 16 <= p.rows && tok0 + 16 <= p.n_tokens)
-        coopMatLoadNV(acc[i * kNJ + j], residual, tok0 * p.y_stride + p.y_offset + row0, p.y_stride, true);
+        coopMatLoadNV(acc[i * kNJ + j], residual, tok0 * p.y_stride + y_offset + row0, p.y_stride, true);
       else
         acc[i * kNJ + j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
     }
 
-  const uint steps = (groups_ + 1) / 2;
-  fetch(0);
-  stage(0);
+  const uint s0 = gl_WorkGroupID.z * p.split_groups / 2;
+  const uint steps = p.split_groups == 0u ? (groups_ + 1) / 2 : min((groups_ + 1) / 2, s0 + p.split_groups / 2);
+  fetch(s0);
+  stage(s0);
   barrier();
-  for (uint s = 0; s < steps; ++s) {
+  for (uint s = s0; s < steps; ++s) {
     if (s + 1 < steps) fetch(s + 1);
     [[unroll]] for (uint kk = 0; kk < 4; ++kk) {
       fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[kMI];
@@ -145,7 +148,7 @@ void main() {
       const uint row0 = tile_r_ + wr + 16 * i, tok0 = tile_t_ + wt + 16 * j;
       if (row0 >= p.rows || tok0 >= p.n_tokens) continue;
       if (direct && row0 + 16 <= p.rows && tok0 + 16 <= p.n_tokens) {
-        coopMatStoreNV(acc[i * kNJ + j], y, tok0 * p.y_stride + p.y_offset + row0, p.y_stride, true);
+        coopMatStoreNV(acc[i * kNJ + j], y, tok0 * p.y_stride + y_offset + row0, p.y_stride, true);
         continue;
       }
       coopMatStoreNV(acc[i * kNJ + j], as_, sg * 64, 4, true);
@@ -154,7 +157,7 @@ void main() {
       for (uint e = lane; e < 256; e += gl_SubgroupSize) {
         const uint row = row0 + e % 16, tok = tok0 + e / 16;
         if (row < p.rows && tok < p.n_tokens) {
-          const uint dst = tok * p.y_stride + p.y_offset + row;
+          const uint dst = tok * p.y_stride + y_offset + row;
           float v = uintBitsToFloat(as_[sg * 64 + e / 4][e % 4]);
           if (add) v += residual[dst];
           y[dst] = v;

@@ -83,6 +83,7 @@ zinc_shader(attention_prefill attention_prefill.comp)
 zinc_shader(attention_prefill_f32 attention_prefill.comp KV_F32)
 zinc_shader(attention_combine attention_combine.comp)
 zinc_shader(add_bias add_bias.comp)
+zinc_shader(splitk_reduce splitk_reduce.comp)
 zinc_shader(gather_rows gather_rows.comp)
 
 # shaders_embedded.cc: one array per variant plus the name table (src/vulkan/shaders.h).
