@@ -74,6 +74,14 @@ Result<std::unique_ptr<Device>> Device::create(const Instance& instance, int dev
     enable.pNext = &dot;
   }
   if (c.push_descriptors) exts.push_back("VK_KHR_push_descriptor");
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR exec_props{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+  if (c.pipeline_stats) {
+    exts.push_back("VK_KHR_pipeline_executable_properties");
+    exec_props.pipelineExecutableInfo = VK_TRUE;
+    exec_props.pNext = enable.pNext;
+    enable.pNext = &exec_props;
+  }
 
   const float priority = 1.0f;
   VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};

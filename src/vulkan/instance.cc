@@ -1,6 +1,8 @@
 #include "vulkan/instance.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <string_view>
 
 namespace zinc::vulkan {
 namespace {
@@ -64,6 +66,9 @@ DeviceCaps probe(const Api& api, VkPhysicalDevice pd, int index) {
   c.coopmat_nv = c.has_extension("VK_NV_cooperative_matrix");
   c.coopmat_khr = c.has_extension("VK_KHR_cooperative_matrix");
   c.push_descriptors = c.has_extension("VK_KHR_push_descriptor");
+  const char* stats = std::getenv("ZINC_PIPELINE_STATS");
+  c.pipeline_stats = stats && *stats && std::string_view(stats) != "0" &&
+                     c.has_extension("VK_KHR_pipeline_executable_properties");
   if (c.coopmat_nv && api.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV) {
     uint32_t n = 0;
     api.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, nullptr);

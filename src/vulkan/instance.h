@@ -28,6 +28,9 @@ struct DeviceCaps {
   bool coopmat_khr = false;  // VK_KHR_cooperative_matrix
   bool coopmat_nv_f16 = false;  // NV cooperative matrix 16x16x16, f16 inputs, f32 accumulator
   bool push_descriptors = false;  // VK_KHR_push_descriptor
+  // VK_KHR_pipeline_executable_properties, used only with ZINC_PIPELINE_STATS set: every
+  // pipeline's compiler statistics (registers, spills...) go to stderr as it is made.
+  bool pipeline_stats = false;
   uint64_t max_storage_buffer_range = 0;
   uint64_t max_allocation_bytes = 0;
   uint64_t min_storage_offset_alignment = 0;  // binding offsets must be multiples of this

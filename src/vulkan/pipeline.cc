@@ -1,5 +1,8 @@
 #include "vulkan/pipeline.h"
 
+#include <cstdio>
+#include <string>
+
 #include "vulkan/shaders.h"
 
 namespace zinc::vulkan {
@@ -57,10 +60,44 @@ Result<std::unique_ptr<Pipeline>> Pipeline::create(const Device& device, const P
   cci.stage.pName = "main";
   cci.stage.pSpecializationInfo = entries.empty() ? nullptr : &spec;
   cci.layout = p->layout_;
-  VkResult r = api.vkCreateComputePipelines(dev, cache, 1, &cci, nullptr, &p->pipeline_);
+  const bool stats = device.caps().pipeline_stats && api.vkGetPipelineExecutableStatisticsKHR;
+  if (stats) cci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
+  VkResult r = api.vkCreateComputePipelines(dev, stats ? VK_NULL_HANDLE : cache, 1, &cci, nullptr, &p->pipeline_);
   api.vkDestroyShaderModule(dev, module, nullptr);
   if (r != VK_SUCCESS) return error("cannot create the pipeline for shader '%s': %s", desc.shader.c_str(), result_name(r));
+  if (stats) print_statistics(device, *p);
   return p;
+}
+
+void Pipeline::print_statistics(const Device& device, const Pipeline& p) {
+  const Api& api = device.api();
+  VkPipelineInfoKHR info{VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR};
+  info.pipeline = p.pipeline_;
+  uint32_t n_exec = 0;
+  if (api.vkGetPipelineExecutablePropertiesKHR(device.handle(), &info, &n_exec, nullptr) != VK_SUCCESS) return;
+  std::string spec;
+  for (uint32_t v : p.desc_.spec_constants) spec += (spec.empty() ? "" : ",") + std::to_string(v);
+  for (uint32_t e = 0; e < n_exec; ++e) {
+    VkPipelineExecutableInfoKHR ei{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
+    ei.pipeline = p.pipeline_;
+    ei.executableIndex = e;
+    uint32_t n = 0;
+    if (api.vkGetPipelineExecutableStatisticsKHR(device.handle(), &ei, &n, nullptr) != VK_SUCCESS) continue;
+    std::vector<VkPipelineExecutableStatisticKHR> st(n, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
+    if (api.vkGetPipelineExecutableStatisticsKHR(device.handle(), &ei, &n, st.data()) != VK_SUCCESS) continue;
+    std::string line = "pipeline " + p.desc_.shader + " [" + spec + "]:";
+    for (const auto& s : st) {
+      line += std::string(" ") + s.name + "=";
+      switch (s.format) {
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: line += s.value.b32 ? "true" : "false"; break;
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: line += std::to_string(s.value.i64); break;
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR: line += std::to_string(s.value.u64); break;
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_FLOAT64_KHR: line += std::to_string(s.value.f64); break;
+        default: line += "?";
+      }
+    }
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
 }
 
 Pipeline::~Pipeline() {

@@ -37,6 +37,8 @@ class Pipeline {
 
  private:
   explicit Pipeline(const Device& d) : device_(d) {}
+  // Compiler statistics of the pipeline's executables to stderr (DeviceCaps::pipeline_stats).
+  static void print_statistics(const Device& device, const Pipeline& p);
   const Device& device_;
   PipelineDesc desc_;
   VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;

@@ -72,4 +72,6 @@
   X(vkDestroyFence)                      \
   X(vkWaitForFences)                     \
   X(vkResetFences)                       \
-  X(vkCmdPushDescriptorSetKHR)
+  X(vkCmdPushDescriptorSetKHR)           \
+  X(vkGetPipelineExecutablePropertiesKHR) \
+  X(vkGetPipelineExecutableStatisticsKHR)

@@ -35,14 +35,14 @@ layout(push_constant) uniform Push {
 const uint kBM = 4096 / kBN, kSgRows = kBM / 16;
 const uint kMats = kPair ? 2 : 1;
 const uint kStride = 9;                            // uvec4 per tile row: 64 halves + 8 of padding
-const uint kAPer = (kMats * 2 * kBM + 255) / 256;  // weight groups per thread per step
+const uint kAPer = (2 * kBM + 255) / 256;  // weight groups per thread, matrix and step
 const uint kBPer = kBN / 32;                       // runs of 8 x values per thread per step
 
 shared uvec4 as_[kMats * kBM * kStride];  // W tiles [mat][row][k], f16
 shared uvec4 bs_[kBN * kStride];          // x tile [slot][k], f16
 shared uint s_xrow[kBN], s_slot[kBN];
 
-RawGroup ra_[kAPer];
+RawGroup ra_[kMats * kAPer];  // [mat][i]: each load's matrix is known at compile time
 vec4 rb_[kBPer * 2];
 uint tid_, tile_r_, erow_, groups_, blocks_, n_slots_;
 
@@ -60,14 +60,15 @@ vec4 load_x(uint t, uint kk) {
 }
 
 void fetch(uint s) {
-  [[unroll]] for (uint i = 0; i < kAPer; ++i) {
-    const uint idx = tid_ + 256 * i, g = 2 * s + idx % 2, which = idx / (2 * kBM);
-    if (idx < kMats * 2 * kBM && g < groups_) {
-      const uint row = erow_ + min(tile_r_ + (idx / 2) % kBM, p.rows - 1);
-      ra_[i] = load_raw(which, which == 0 ? p.planes0 : p.planes1, row * groups_ + g, row * blocks_ + g / BLOCK_GROUPS,
-                        g % BLOCK_GROUPS);
+  [[unroll]] for (uint m = 0; m < kMats; ++m)
+    [[unroll]] for (uint i = 0; i < kAPer; ++i) {
+      const uint idx = tid_ + 256 * i, g = 2 * s + idx % 2;
+      if (idx < 2 * kBM && g < groups_) {
+        const uint row = erow_ + min(tile_r_ + idx / 2, p.rows - 1);
+        ra_[m * kAPer + i] = load_raw(m, m == 0 ? p.planes0 : p.planes1, row * groups_ + g,
+                                      row * blocks_ + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
+      }
     }
-  }
   [[unroll]] for (uint i = 0; i < kBPer; ++i) {
     const uint e = tid_ + 256 * i, t = e / 8, kk = 64 * s + 8 * (e % 8);
     rb_[2 * i] = load_x(t, kk);
@@ -80,20 +81,21 @@ uvec4 pack8(vec4 a, vec4 b) {
 }
 
 void stage(uint s) {
-  [[unroll]] for (uint i = 0; i < kAPer; ++i) {
-    const uint idx = tid_ + 256 * i, g = 2 * s + idx % 2;
-    if (idx < kMats * 2 * kBM) {
-      const uint base = (idx / 2) * kStride + 4 * (idx % 2);  // [mat][row] rows are consecutive
-      if (g < groups_) {
-        const uint row = erow_ + min(tile_r_ + (idx / 2) % kBM, p.rows - 1);
-        const Group gr = decode_group(ra_[i], row * blocks_ + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
-        [[unroll]] for (uint q = 0; q < 4; ++q)
-          as_[base + q] = pack8(group_values(gr, 2 * q), group_values(gr, 2 * q + 1));
-      } else {
-        [[unroll]] for (uint q = 0; q < 4; ++q) as_[base + q] = uvec4(0u);
+  [[unroll]] for (uint m = 0; m < kMats; ++m)
+    [[unroll]] for (uint i = 0; i < kAPer; ++i) {
+      const uint idx = tid_ + 256 * i, g = 2 * s + idx % 2;
+      if (idx < 2 * kBM) {
+        const uint base = (m * kBM + idx / 2) * kStride + 4 * (idx % 2);
+        if (g < groups_) {
+          const uint row = erow_ + min(tile_r_ + idx / 2, p.rows - 1);
+          const Group gr = decode_group(ra_[m * kAPer + i], row * blocks_ + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
+          [[unroll]] for (uint q = 0; q < 4; ++q)
+            as_[base + q] = pack8(group_values(gr, 2 * q), group_values(gr, 2 * q + 1));
+        } else {
+          [[unroll]] for (uint q = 0; q < 4; ++q) as_[base + q] = uvec4(0u);
+        }
       }
     }
-  }
   [[unroll]] for (uint i = 0; i < kBPer; ++i) {
     const uint e = tid_ + 256 * i;
     bs_[(e / 8) * kStride + e % 8] = pack8(rb_[2 * i], rb_[2 * i + 1]);
