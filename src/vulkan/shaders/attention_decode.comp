@@ -89,12 +89,14 @@ void merge_splits(uint t, uint h0, uint ng, uint n_live) {
   }
 }
 
-// Per head g < ng: the workgroup's max (is_max) or sum of v[g]; every thread gets the results.
-void reduce_heads(inout float v[kMaxG], uint ng, bool is_max) {
+// Per head g < ng: the workgroup's max (is_max) or sum of red_[g]; every thread gets the
+// results in red_. (A module-scope array: an array parameter would live in local memory.)
+float red_[kMaxG];
+void reduce_heads(uint ng, bool is_max) {
   const uint nsg = gl_NumSubgroups;
   [[unroll]] for (uint g = 0; g < kMaxG; ++g) {
     if (g >= ng) break;
-    const float r = is_max ? subgroupMax(v[g]) : subgroupAdd(v[g]);
+    const float r = is_max ? subgroupMax(red_[g]) : subgroupAdd(red_[g]);
     if (subgroupElect()) sred[g * nsg + gl_SubgroupID] = r;
   }
   barrier();
@@ -102,7 +104,7 @@ void reduce_heads(inout float v[kMaxG], uint ng, bool is_max) {
     if (g >= ng) break;
     float r = sred[g * nsg];
     for (uint i = 1; i < nsg; ++i) r = is_max ? max(r, sred[g * nsg + i]) : r + sred[g * nsg + i];
-    v[g] = r;
+    red_[g] = r;
   }
   barrier();
 }
@@ -169,12 +171,11 @@ void main() {
         }
       }
     }
-    float mt[kMaxG];
-    [[unroll]] for (uint g = 0; g < kMaxG; ++g) mt[g] = s[g];
-    reduce_heads(mt, ng, true);
+    [[unroll]] for (uint g = 0; g < kMaxG; ++g) red_[g] = s[g];
+    reduce_heads(ng, true);
     [[unroll]] for (uint g = 0; g < kMaxG; ++g) {
       if (g >= ng) break;
-      const float mn = max(m[g], mt[g]);
+      const float mn = max(m[g], red_[g]);
       const float c = exp(m[g] - mn);  // 0 on the first tile
       l[g] *= c;
       acc[g] *= c;
@@ -214,7 +215,9 @@ void main() {
     if (g >= ng) break;
     sacc[(kl * kMaxG + g) * dv4 + d4] = acc[g];
   }
-  reduce_heads(l, ng, false);  // its barriers also order the sacc writes
+  [[unroll]] for (uint g = 0; g < kMaxG; ++g) red_[g] = l[g];
+  reduce_heads(ng, false);  // its barriers also order the sacc writes
+  [[unroll]] for (uint g = 0; g < kMaxG; ++g) l[g] = red_[g];
   if (kl == 0) {
     [[unroll]] for (uint g = 0; g < kMaxG; ++g) {
       if (g >= ng) break;
