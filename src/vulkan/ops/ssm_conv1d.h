@@ -18,7 +18,7 @@ enum class ConvKernel {
 
 class SsmConv1d {
  public:
-  static constexpr uint32_t kMaxTaps = 8, kBatchMinTokens = 2;
+  static constexpr uint32_t kMaxTaps = 8, kBatchMinTokens = 9;
   static Result<std::unique_ptr<SsmConv1d>> create(const Device& device, ConvKernel kernel = ConvKernel::kAuto);
   ~SsmConv1d();
   // in/out: n_tokens rows of `channels`; kernel: channels x taps floats; the layer's conv state

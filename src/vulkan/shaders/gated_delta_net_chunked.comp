@@ -115,7 +115,6 @@ void main() {
   kh = p.grouped != 0u ? h / (p.n_v_heads / p.n_k_heads) : h % p.n_k_heads;
   key_dim = p.n_k_heads * p.d_k;
   dk = p.d_k;
-  const uint dk4 = (dk + 3) / 4;
   const float q_scale = 1.0 / sqrt(float(dk));
   const float ah = a[h], dth = dt_bias[h];
   const uint c = tid / kRowsV, r = tid % kRowsV;  // this thread's (c, i) and (c, r)
@@ -176,7 +175,7 @@ void main() {
       const uint i = r;
       float kk = 0.0, qk = 0.0, ks = 0.0;
       qs = 0.0;
-      for (uint v = 0; v < dk4; ++v) {
+      for (uint v = 0; v < kVecs; ++v) {  // rows are zero past d_k: a constant trip count the compiler unrolls
         const vec4 kc = sK[c * kRow + v], qc = sQ[c * kRow + v], ki = sK[i * kRow + v], sr = sS[r * kRow + v];
         kk += dot(kc, ki);
         qk += dot(qc, ki);
