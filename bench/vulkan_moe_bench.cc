@@ -166,11 +166,11 @@ enum class DeltaNetPart { kBoth, kConv, kDelta };
 // One delta-net layer: conv (8192 channels) and/or state update of 32 heads x 128 x 128, for
 // n_tokens tokens of n_tokens sequences (decode, up to 8) or of one sequence (prefill).
 void BM_DeltaNet(benchmark::State& state, uint32_t n_tokens, bool one_seq, DeltaNetPart part,
-                 ops::DeltaNetKernel kernel, ops::ConvKernel conv_kernel) {
+                 ops::DeltaNetKernel kernel, ops::ConvKernel conv_kernel, uint32_t chunked_rows) {
   Context& c = *context();
   if (!c.device) return state.SkipWithError("no Vulkan device");
   auto conv = ops::SsmConv1d::create(*c.device, conv_kernel);
-  auto gdn = ops::GatedDeltaNet::create(*c.device, true, kernel);
+  auto gdn = ops::GatedDeltaNet::create(*c.device, true, kernel, chunked_rows);
   if (!conv.ok() || !gdn.ok()) return state.SkipWithError("create");
   const uint32_t conv_floats = (kTaps - 1) * kConvDim, ssm_floats = kHv * kDv * kDk;
   const uint32_t slot_floats = kLayers * (conv_floats + ssm_floats);
@@ -272,12 +272,12 @@ int register_all() {
   benchmark::RegisterBenchmark("moe_route/256x8", BM_MoeRoute)->UseManualTime()->Unit(benchmark::kMicrosecond);
   for (uint32_t n : {1u, 4u}) {
     benchmark::RegisterBenchmark(("delta_net_decode/seqs" + std::to_string(n)).c_str(), BM_DeltaNet, n, false,
-                                 DeltaNetPart::kBoth, ops::DeltaNetKernel::kTokens, ops::ConvKernel::kAuto)
+                                 DeltaNetPart::kBoth, ops::DeltaNetKernel::kTokens, ops::ConvKernel::kAuto, 16u)
         ->UseManualTime()->Unit(benchmark::kMicrosecond);
     for (auto k : {ops::ConvKernel::kTokens, ops::ConvKernel::kBatched})
       benchmark::RegisterBenchmark(("ssm_conv1d_decode/seqs" + std::to_string(n) +
                                     (k == ops::ConvKernel::kBatched ? "/batched" : "/tokens")).c_str(),
-                                   BM_DeltaNet, n, false, DeltaNetPart::kConv, ops::DeltaNetKernel::kTokens, k)
+                                   BM_DeltaNet, n, false, DeltaNetPart::kConv, ops::DeltaNetKernel::kTokens, k, 16u)
           ->UseManualTime()->Unit(benchmark::kMicrosecond);
   }
   // Prefill of one 512-token sequence: the conv (batched kernel; by token for comparison) and the
@@ -285,13 +285,17 @@ int register_all() {
   for (auto k : {ops::ConvKernel::kBatched, ops::ConvKernel::kTokens})
     benchmark::RegisterBenchmark(k == ops::ConvKernel::kBatched ? "ssm_conv1d_prefill512"
                                                                 : "ssm_conv1d_prefill512/tokens",
-                                 BM_DeltaNet, 512u, true, DeltaNetPart::kConv, ops::DeltaNetKernel::kChunked, k)
+                                 BM_DeltaNet, 512u, true, DeltaNetPart::kConv, ops::DeltaNetKernel::kChunked, k, 16u)
         ->UseManualTime()->Unit(benchmark::kMicrosecond);
+  // chunked: 16 state rows per workgroup (the default), chunked_rows8: 8.
   for (auto k : {ops::DeltaNetKernel::kChunked, ops::DeltaNetKernel::kTokens})
     benchmark::RegisterBenchmark((std::string("delta_net_prefill512/") +
                                   (k == ops::DeltaNetKernel::kChunked ? "chunked" : "tokens")).c_str(),
-                                 BM_DeltaNet, 512u, true, DeltaNetPart::kDelta, k, ops::ConvKernel::kBatched)
+                                 BM_DeltaNet, 512u, true, DeltaNetPart::kDelta, k, ops::ConvKernel::kBatched, 16u)
         ->UseManualTime()->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("delta_net_prefill512/chunked_rows8", BM_DeltaNet, 512u, true, DeltaNetPart::kDelta,
+                               ops::DeltaNetKernel::kChunked, ops::ConvKernel::kBatched, 8u)
+      ->UseManualTime()->Unit(benchmark::kMicrosecond);
   for (bool coopmat : {true, false})
     benchmark::RegisterBenchmark(
         (std::string("moe_gemm/gate_up/Q4_K/tokens512/") + (coopmat ? "coopmat" : "scalar")).c_str(), BM_MoeGemm,

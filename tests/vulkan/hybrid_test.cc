@@ -42,8 +42,10 @@ std::vector<std::vector<int>> hybrid_steps() {
   return steps;
 }
 
-void check_hybrid(const HybridShape& s, ops::DeltaNetKernel which, ops::ConvKernel conv_kernel) {
+void check_hybrid(const HybridShape& s, ops::DeltaNetKernel which, ops::ConvKernel conv_kernel,
+                  uint32_t chunked_rows = 16) {
   SCOPED_TRACE(testing::Message() << (which == ops::DeltaNetKernel::kChunked ? "chunked " : "tokens ")
+                                  << chunked_rows << " rows "
                                   << (conv_kernel == ops::ConvKernel::kBatched ? "conv batched " : "conv tokens ")
                                   << "taps " << s.taps << " heads " << s.n_k << "x" << s.d_k << " / " << s.n_v
                                   << "x" << s.d_v << (s.grouped ? " grouped" : " tiled"));
@@ -68,7 +70,7 @@ void check_hybrid(const HybridShape& s, ops::DeltaNetKernel which, ops::ConvKern
                       wa = graph_weight(TensorType::F32, a.data(), s.n_v),
                       wdt = graph_weight(TensorType::F32, dt.data(), s.n_v);
   auto conv_op = ops::SsmConv1d::create(dev(), conv_kernel);
-  auto gdn_op = ops::GatedDeltaNet::create(dev(), true, which);
+  auto gdn_op = ops::GatedDeltaNet::create(dev(), true, which, chunked_rows);
   ASSERT_TRUE(conv_op.ok() && gdn_op.ok());
   auto bkernel = host_buffer(kernel), ba = host_buffer(a), bdt = host_buffer(dt);
   auto bstate = host_buffer({}, size_t(slot_floats) * kSeqs);
@@ -168,9 +170,12 @@ TEST(VulkanDeltaNet, ChunkedKernelMatchesCpuRecurrence) {
     check_hybrid({4, 1, 128, 2, 128, true}, ops::DeltaNetKernel::kChunked, conv);
     check_hybrid({2, 3, 17, 3, 33, false}, ops::DeltaNetKernel::kChunked, conv);
   }
-  check_hybrid({1, 2, 8, 2, 20, true}, ops::DeltaNetKernel::kChunked, ops::ConvKernel::kBatched);
-  check_hybrid({8, 2, 16, 4, 37, false}, ops::DeltaNetKernel::kChunked, ops::ConvKernel::kBatched);
-  check_hybrid({5, 4, 128, 8, 24, true}, ops::DeltaNetKernel::kChunked, ops::ConvKernel::kBatched);
+  for (uint32_t rows : {16u, 8u}) {
+    check_hybrid({1, 2, 8, 2, 20, true}, ops::DeltaNetKernel::kChunked, ops::ConvKernel::kBatched, rows);
+    check_hybrid({8, 2, 16, 4, 37, false}, ops::DeltaNetKernel::kChunked, ops::ConvKernel::kBatched, rows);
+    check_hybrid({5, 4, 128, 8, 24, true}, ops::DeltaNetKernel::kChunked, ops::ConvKernel::kBatched, rows);
+  }
+  check_hybrid({4, 1, 128, 2, 128, true}, ops::DeltaNetKernel::kChunked, ops::ConvKernel::kAuto, 8);
 }
 
 TEST(VulkanGatedRmsNorm, MatchesCpu) {

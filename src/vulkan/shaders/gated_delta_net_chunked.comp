@@ -9,19 +9,23 @@
 // A workgroup owns kRowsV value rows of one head's state. It keeps them in shared memory while
 // it walks the batch in runs of one sequence (loaded at a run's start, written at its end), and
 // loads the next chunk's q, k, v and gates into registers while it works on the current one.
-// Per chunk, four barriers: gates and norms; the products k.k, q.k, k.S, q.S (one (c, i) and one
-// (c, r) per thread, vec4 loads); the forward substitution (one thread per value row, all in
-// registers); outputs and the state update.
+// Per chunk, four barriers: gates and norms; the products k.k, q.k, k.S, q.S (thread (c, r) also
+// takes (c, i) for i = r, r + kRowsV..; vec4 loads); the forward substitution (one thread per
+// value row, all in registers); outputs and the state update.
+// ROWS_V (8 or 16, default 16) value rows per workgroup; kChunk threads per row.
 #extension GL_EXT_control_flow_attributes : enable
-layout(local_size_x = 256) in;
-const uint kThreads = 256;
+#ifndef ROWS_V
+#define ROWS_V 16
+#endif
+layout(local_size_x = 16 * ROWS_V) in;
 const uint kChunk = 16;
-const uint kRowsV = 16;            // kChunk * kRowsV == kThreads
+const uint kRowsV = ROWS_V;
+const uint kThreads = kChunk * kRowsV;
 const uint kMaxDk = 128;
 const uint kVecs = kMaxDk / 4;     // vec4 per row
 const uint kRow = kVecs + 1;       // shared row stride in vec4: rows read together fall in different banks
-const uint kParts = kThreads / (2 * kChunk);  // threads per q or k row when loading: 8
-const uint kVecsPerPart = kVecs / kParts;     // 4
+const uint kParts = kThreads / (2 * kChunk);  // threads per q or k row when loading
+const uint kVecsPerPart = kVecs / kParts;
 
 layout(std430, binding = 0) readonly buffer Qkv { float qkv[]; };
 layout(std430, binding = 1) readonly buffer Beta { float beta[]; };
@@ -84,7 +88,8 @@ void prefetch(uint t0) {
   }
 }
 
-// The state elements this thread loads and stores: row tid / 16, vec4s tid % 16 and + 16.
+// The state elements this thread loads and stores: row tid / 16, vec4s tid % 16 and + 16
+// (kChunk == 16 threads per row).
 void load_state(int seq) {
   const uint r = tid / 16, base = uint(seq) * p.slot_stride + p.state_offset + (h * p.d_v + r0 + r) * dk;
   [[unroll]] for (uint m = 0; m < 2; ++m) {
@@ -169,23 +174,30 @@ void main() {
     prefetch(t0 + n);
     barrier();
 
-    // k_c.k_i and q_c.k_i for (c, i); k_c.S_r and q_c.S_r for (c, r).
+    // k_c.k_i and q_c.k_i for (c, i), i = r + kRowsV m; k_c.S_r and q_c.S_r for (c, r).
     float qs;
     {
-      const uint i = r;
-      float kk = 0.0, qk = 0.0, ks = 0.0;
+      const uint kPairs = kChunk / kRowsV;
+      float kk[kPairs], qk[kPairs], ks = 0.0;
+      [[unroll]] for (uint m = 0; m < kPairs; ++m) kk[m] = qk[m] = 0.0;
       qs = 0.0;
-      for (uint v = 0; v < kVecs; ++v) {  // rows are zero past d_k: a constant trip count the compiler unrolls
-        const vec4 kc = sK[c * kRow + v], qc = sQ[c * kRow + v], ki = sK[i * kRow + v], sr = sS[r * kRow + v];
-        kk += dot(kc, ki);
-        qk += dot(qc, ki);
+      for (uint v = 0; v < kVecs; ++v) {  // rows are zero past d_k, so a constant trip count
+        const vec4 kc = sK[c * kRow + v], qc = sQ[c * kRow + v], sr = sS[r * kRow + v];
+        [[unroll]] for (uint m = 0; m < kPairs; ++m) {
+          const vec4 ki = sK[(r + kRowsV * m) * kRow + v];
+          kk[m] += dot(kc, ki);
+          qk[m] += dot(qc, ki);
+        }
         ks += dot(kc, sr);
         qs += dot(qc, sr);
       }
-      const bool lower = i <= c && c < n;
-      const float g = lower ? exp(sLg[c] - sLg[i]) : 0.0;
-      sA[tid] = lower && i < c ? sB[c] * g * kk : 0.0;
-      sM[tid] = lower ? g * qk : 0.0;
+      [[unroll]] for (uint m = 0; m < kPairs; ++m) {
+        const uint i = r + kRowsV * m;
+        const bool lower = i <= c && c < n;
+        const float g = lower ? exp(sLg[c] - sLg[i]) : 0.0;
+        sA[c * kChunk + i] = lower && i < c ? sB[c] * g * kk[m] : 0.0;
+        sM[c * kChunk + i] = lower ? g * qk[m] : 0.0;
+      }
       sP[tid] = v_cr - sGam[c] * ks;
     }
     barrier();

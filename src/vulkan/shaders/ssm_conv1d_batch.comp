@@ -14,7 +14,7 @@ const uint kChannels = 32;
 const uint kGroups = 8;  // 256 / kChannels
 const uint kMaxTaps = 8;
 const uint kW = kMaxTaps - 1;  // window slots; the window's newest input is win[kW - 1]
-const uint kUnroll = 4;        // tokens whose loads are issued together
+const uint kUnroll = 8;        // tokens whose loads are issued together
 
 layout(std430, binding = 0) readonly buffer In { float x[]; };
 layout(std430, binding = 1) readonly buffer Kernel { float kernel[]; };  // [C][K]
@@ -83,8 +83,9 @@ void main() {
             gather(t + i, s[i], c, win);
             cur = s[i];
           }
-          float sum = v[i] * w_last;
+          float sum = 0.0;  // oldest first, as the CPU adds
           [[unroll]] for (uint j = 0; j < kW; ++j) sum += wa[j] * win[j];
+          sum += v[i] * w_last;
           y[(t + i) * p.out_stride + c] = sum / (1.0 + exp(-sum));
           [[unroll]] for (uint j = 0; j + 1 < kW; ++j) win[j] = win[j + 1];
           win[kW - 1] = v[i];
