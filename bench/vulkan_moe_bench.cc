@@ -161,13 +161,16 @@ void BM_MoeRoute(benchmark::State& state) {
   });
 }
 
-// One delta-net layer: conv (8192 channels) + state update of 32 heads x 128 x 128, for
+enum class DeltaNetPart { kBoth, kConv, kDelta };
+
+// One delta-net layer: conv (8192 channels) and/or state update of 32 heads x 128 x 128, for
 // n_tokens tokens of n_tokens sequences (decode, up to 8) or of one sequence (prefill).
-void BM_DeltaNet(benchmark::State& state, uint32_t n_tokens, bool one_seq, ops::DeltaNetKernel kernel) {
+void BM_DeltaNet(benchmark::State& state, uint32_t n_tokens, bool one_seq, DeltaNetPart part,
+                 ops::DeltaNetKernel kernel, ops::ConvKernel conv_kernel, uint32_t chunked_rows) {
   Context& c = *context();
   if (!c.device) return state.SkipWithError("no Vulkan device");
-  auto conv = ops::SsmConv1d::create(*c.device);
-  auto gdn = ops::GatedDeltaNet::create(*c.device, true, kernel);
+  auto conv = ops::SsmConv1d::create(*c.device, conv_kernel);
+  auto gdn = ops::GatedDeltaNet::create(*c.device, true, kernel, chunked_rows);
   if (!conv.ok() || !gdn.ok()) return state.SkipWithError("create");
   const uint32_t conv_floats = (kTaps - 1) * kConvDim, ssm_floats = kHv * kDv * kDk;
   const uint32_t slot_floats = kLayers * (conv_floats + ssm_floats);
@@ -190,14 +193,21 @@ void BM_DeltaNet(benchmark::State& state, uint32_t n_tokens, bool one_seq, ops::
   const ops::StateSlots slots{{st.get()}, {(one_seq ? seq0 : seq).get()}, slot_floats};
   const ops::DeltaNetShape shape{kHk, kDk, kHv, kDv, false, 1e-6f};
   const uint32_t n_seqs = one_seq ? 1 : n_tokens;
-  const double bytes = 2.0 * 4 * (conv_floats + ssm_floats) * n_seqs;  // state read and written
+  // State read and written (GB/s); the conv alone also counts its input and output rows.
+  double bytes = 2.0 * 4 * ((part != DeltaNetPart::kDelta ? conv_floats : 0) +
+                            (part != DeltaNetPart::kConv ? ssm_floats : 0)) * n_seqs;
+  if (part == DeltaNetPart::kConv) bytes += 2.0 * 4 * kConvDim * n_tokens;
   time_gpu(state, *c.commands, c.timestamps.get(), one_seq ? 5 : 40, bytes, 0, [&](Commands& cmd, int i) -> Status {
     const uint32_t l = uint32_t(i) % kLayers;
-    ZINC_RETURN_IF_ERROR((*conv)->record(cmd, {{c.x.get()}, kConvDim}, {small.get(), 0, 65536 * 4}, slots,
-                                         l * (conv_floats + ssm_floats), {{c.y.get()}, kConvDim}, n_tokens,
-                                         kConvDim, kTaps));
-    cmd.barrier();
-    return (*gdn)->record(cmd, shape, {{c.y.get()}, kConvDim}, {{small.get()}, kHv}, {{small.get()}, kHv},
+    if (part != DeltaNetPart::kDelta) {
+      ZINC_RETURN_IF_ERROR((*conv)->record(cmd, {{c.x.get()}, kConvDim}, {small.get(), 0, 65536 * 4}, slots,
+                                           l * (conv_floats + ssm_floats), {{c.y.get()}, kConvDim}, n_tokens,
+                                           kConvDim, kTaps));
+      if (part == DeltaNetPart::kConv) return Status();
+      cmd.barrier();
+    }
+    Buffer* in = (part == DeltaNetPart::kDelta ? c.x : c.y).get();  // the delta net alone reads random rows
+    return (*gdn)->record(cmd, shape, {{in}, kConvDim}, {{small.get()}, kHv}, {{small.get()}, kHv},
                           {small.get()}, {small.get()}, slots, l * (conv_floats + ssm_floats) + conv_floats,
                           {{c.misc.get()}, kHv * kDv}, n_tokens);
   });
@@ -260,15 +270,32 @@ int register_all() {
                                      BM_MoeMatvec, TensorType::Q4_K, gate_up, 1u, true, gs, rows)
             ->UseManualTime()->Unit(benchmark::kMicrosecond);
   benchmark::RegisterBenchmark("moe_route/256x8", BM_MoeRoute)->UseManualTime()->Unit(benchmark::kMicrosecond);
-  for (uint32_t n : {1u, 4u})
+  for (uint32_t n : {1u, 4u}) {
     benchmark::RegisterBenchmark(("delta_net_decode/seqs" + std::to_string(n)).c_str(), BM_DeltaNet, n, false,
-                                 ops::DeltaNetKernel::kTokens)
+                                 DeltaNetPart::kBoth, ops::DeltaNetKernel::kTokens, ops::ConvKernel::kAuto, 16u)
         ->UseManualTime()->Unit(benchmark::kMicrosecond);
-  for (auto k : {ops::DeltaNetKernel::kTokens, ops::DeltaNetKernel::kChunked})
+    for (auto k : {ops::ConvKernel::kTokens, ops::ConvKernel::kBatched})
+      benchmark::RegisterBenchmark(("ssm_conv1d_decode/seqs" + std::to_string(n) +
+                                    (k == ops::ConvKernel::kBatched ? "/batched" : "/tokens")).c_str(),
+                                   BM_DeltaNet, n, false, DeltaNetPart::kConv, ops::DeltaNetKernel::kTokens, k, 16u)
+          ->UseManualTime()->Unit(benchmark::kMicrosecond);
+  }
+  // Prefill of one 512-token sequence: the conv (batched kernel; by token for comparison) and the
+  // delta net (chunked; by token for comparison) timed apart.
+  for (auto k : {ops::ConvKernel::kBatched, ops::ConvKernel::kTokens})
+    benchmark::RegisterBenchmark(k == ops::ConvKernel::kBatched ? "ssm_conv1d_prefill512"
+                                                                : "ssm_conv1d_prefill512/tokens",
+                                 BM_DeltaNet, 512u, true, DeltaNetPart::kConv, ops::DeltaNetKernel::kChunked, k, 16u)
+        ->UseManualTime()->Unit(benchmark::kMicrosecond);
+  // chunked: 16 state rows per workgroup (the default), chunked_rows8: 8.
+  for (auto k : {ops::DeltaNetKernel::kChunked, ops::DeltaNetKernel::kTokens})
     benchmark::RegisterBenchmark((std::string("delta_net_prefill512/") +
                                   (k == ops::DeltaNetKernel::kChunked ? "chunked" : "tokens")).c_str(),
-                                 BM_DeltaNet, 512u, true, k)
+                                 BM_DeltaNet, 512u, true, DeltaNetPart::kDelta, k, ops::ConvKernel::kBatched, 16u)
         ->UseManualTime()->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("delta_net_prefill512/chunked_rows8", BM_DeltaNet, 512u, true, DeltaNetPart::kDelta,
+                               ops::DeltaNetKernel::kChunked, ops::ConvKernel::kBatched, 8u)
+      ->UseManualTime()->Unit(benchmark::kMicrosecond);
   for (bool coopmat : {true, false})
     for (uint32_t tile : {0u, 32u, 64u})  // 0: the op's choice for the shape
       benchmark::RegisterBenchmark((std::string("moe_gemm/gate_up/Q4_K/tokens512/") + (coopmat ? "coopmat" : "scalar") +

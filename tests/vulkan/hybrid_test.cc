@@ -18,20 +18,47 @@ struct HybridShape {
   bool grouped;
 };
 
-// Steps of 5, 7 (two sequences alternating), 1 and 40 tokens (runs of both sequences, longer
-// than a chunk).
-void check_hybrid(const HybridShape& s, ops::DeltaNetKernel which) {
-  SCOPED_TRACE(testing::Message() << (which == ops::DeltaNetKernel::kChunked ? "chunked " : "tokens ") << "taps "
-                                  << s.taps << " heads " << s.n_k << "x" << s.d_k << " / " << s.n_v << "x"
-                                  << s.d_v << (s.grouped ? " grouped" : " tiled"));
+// The sequence (0, 1 or 2) of each token of each step: 5 tokens, 7 (two sequences alternating),
+// 1, 40 (runs of both sequences, longer than a chunk), 3 (a new sequence with fewer tokens than
+// the conv window, interleaved), 75 (three sequences: odd runs longer than two chunks, single
+// tokens between them, a run that returns after others).
+std::vector<std::vector<int>> hybrid_steps() {
+  std::vector<std::vector<int>> steps;
+  steps.push_back({0, 0, 0, 0, 0});
+  steps.push_back({0, 1, 0, 1, 0, 1, 0});
+  steps.push_back({0});
+  std::vector<int> step;
+  for (int i = 0; i < 40; ++i) step.push_back(i >= 21 && i % 7 != 0 ? 1 : 0);
+  steps.push_back(step);
+  steps.push_back({2, 0, 2});
+  step.clear();
+  for (int i = 0; i < 37; ++i) step.push_back(1);
+  for (int i = 0; i < 5; ++i) step.push_back(2);
+  step.insert(step.end(), {0, 2, 1, 0});
+  for (int i = 0; i < 17; ++i) step.push_back(0);
+  for (int i = 0; i < 11; ++i) step.push_back(i % 3 == 1 ? 2 : 1);
+  step.push_back(2);
+  steps.push_back(step);
+  return steps;
+}
+
+void check_hybrid(const HybridShape& s, ops::DeltaNetKernel which, ops::ConvKernel conv_kernel,
+                  uint32_t chunked_rows = 16) {
+  SCOPED_TRACE(testing::Message() << (which == ops::DeltaNetKernel::kChunked ? "chunked " : "tokens ")
+                                  << chunked_rows << " rows "
+                                  << (conv_kernel == ops::ConvKernel::kBatched ? "conv batched " : "conv tokens ")
+                                  << "taps " << s.taps << " heads " << s.n_k << "x" << s.d_k << " / " << s.n_v
+                                  << "x" << s.d_v << (s.grouped ? " grouped" : " tiled"));
   const int64_t key_dim = int64_t(s.n_k) * s.d_k, conv_dim = 2 * key_dim + int64_t(s.n_v) * s.d_v;
   const int64_t out_dim = int64_t(s.n_v) * s.d_v;
   graph::StateLayout st;
   st.recurrent_layers = {{(s.taps - 1) * conv_dim, out_dim * s.d_k}};
-  auto cache_r = kv::Cache::create(st, {0, 2, kv::KvType::kF16});
+  constexpr int kSeqs = 3;
+  auto cache_r = kv::Cache::create(st, {0, kSeqs, kv::KvType::kF16});
   ASSERT_TRUE(cache_r.ok());
   kv::Cache& cache = **cache_r;
-  const kv::SeqId s0 = cache.add_sequence().value(), s1 = cache.add_sequence().value();
+  kv::SeqId seqs[kSeqs];
+  for (auto& q : seqs) q = cache.add_sequence().value();
   const float* base = std::min(cache.conv_state(0, 0), cache.ssm_state(0, 0));
   const uint32_t slot_floats = uint32_t(cache.conv_state(0, 1) - cache.conv_state(0, 0));
   const uint32_t conv_off = uint32_t(cache.conv_state(0, 0) - base), ssm_off = uint32_t(cache.ssm_state(0, 0) - base);
@@ -42,23 +69,21 @@ void check_hybrid(const HybridShape& s, ops::DeltaNetKernel which) {
   const graph::Weight wk = graph_weight(TensorType::F32, kernel.data(), s.taps, conv_dim),
                       wa = graph_weight(TensorType::F32, a.data(), s.n_v),
                       wdt = graph_weight(TensorType::F32, dt.data(), s.n_v);
-  auto conv_op = ops::SsmConv1d::create(dev());
-  auto gdn_op = ops::GatedDeltaNet::create(dev(), true, which);
+  auto conv_op = ops::SsmConv1d::create(dev(), conv_kernel);
+  auto gdn_op = ops::GatedDeltaNet::create(dev(), true, which, chunked_rows);
   ASSERT_TRUE(conv_op.ok() && gdn_op.ok());
   auto bkernel = host_buffer(kernel), ba = host_buffer(a), bdt = host_buffer(dt);
-  auto bstate = host_buffer({}, size_t(slot_floats) * 2);
+  auto bstate = host_buffer({}, size_t(slot_floats) * kSeqs);
   const ops::DeltaNetShape shape{uint32_t(s.n_k), uint32_t(s.d_k), uint32_t(s.n_v), uint32_t(s.d_v), s.grouped,
                                  1e-6f};
   cpu::ThreadPool pool(2);
   uint32_t seed = 50;
-  int32_t next_pos[2] = {0, 0};
-  for (int step = 0; step < 4; ++step) {
+  int32_t next_pos[kSeqs] = {};
+  const auto steps = hybrid_steps();
+  for (size_t step = 0; step < steps.size(); ++step) {
     CpuBatch b;
-    const int T = step == 0 ? 5 : (step == 1 ? 7 : (step == 2 ? 1 : 40));
-    for (int i = 0; i < T; ++i) {
-      const int32_t seq = (step == 1 && i % 2) || (step == 3 && i >= 21 && i % 7 != 0) ? s1 : s0;
-      b.add(seq, next_pos[seq]++);
-    }
+    const int T = int(steps[step].size());
+    for (int i : steps[step]) b.add(seqs[i], next_pos[i]++);
     graph::GraphBuilder g({T, T}, st);
     auto qkv = g.input("qkv", conv_dim), beta = g.input("beta", s.n_v), alpha = g.input("alpha", s.n_v);
     auto conv = g.buffer("conv", conv_dim), out = g.buffer("out", out_dim);
@@ -114,8 +139,8 @@ void check_hybrid(const HybridShape& s, ops::DeltaNetKernel which) {
     SCOPED_TRACE(step);
     expect_near_all(got, want, 2e-4f * std::max(1.f, max_abs(want)), "delta-net out");
   }
-  const auto state = read_floats(*bstate, size_t(slot_floats) * 2);
-  for (kv::SeqId seq : {s0, s1}) {
+  const auto state = read_floats(*bstate, size_t(slot_floats) * kSeqs);
+  for (kv::SeqId seq : seqs) {
     const float* cpu_conv = cache.conv_state(0, seq);
     const float* cpu_ssm = cache.ssm_state(0, seq);
     const size_t off = size_t(seq) * slot_floats;
@@ -128,18 +153,29 @@ void check_hybrid(const HybridShape& s, ops::DeltaNetKernel which) {
 
 TEST(VulkanDeltaNet, TokenKernelMatchesCpuRecurrence) {
   ZINC_REQUIRE_VULKAN();
-  check_hybrid({4, 2, 40, 4, 6, false}, ops::DeltaNetKernel::kTokens);
-  check_hybrid({4, 2, 40, 4, 6, true}, ops::DeltaNetKernel::kTokens);
-  check_hybrid({4, 1, 128, 2, 128, true}, ops::DeltaNetKernel::kTokens);
-  check_hybrid({2, 3, 17, 3, 33, false}, ops::DeltaNetKernel::kTokens);
+  for (auto conv : {ops::ConvKernel::kTokens, ops::ConvKernel::kBatched}) {
+    check_hybrid({4, 2, 40, 4, 6, false}, ops::DeltaNetKernel::kTokens, conv);
+    check_hybrid({4, 2, 40, 4, 6, true}, ops::DeltaNetKernel::kTokens, conv);
+    check_hybrid({4, 1, 128, 2, 128, true}, ops::DeltaNetKernel::kTokens, conv);
+    check_hybrid({2, 3, 17, 3, 33, false}, ops::DeltaNetKernel::kTokens, conv);
+  }
 }
 
+// Taps 1 to 8 (no state to 7 state rows, more than some sequences' tokens in a step).
 TEST(VulkanDeltaNet, ChunkedKernelMatchesCpuRecurrence) {
   ZINC_REQUIRE_VULKAN();
-  check_hybrid({4, 2, 40, 4, 6, false}, ops::DeltaNetKernel::kChunked);
-  check_hybrid({4, 2, 40, 4, 6, true}, ops::DeltaNetKernel::kChunked);
-  check_hybrid({4, 1, 128, 2, 128, true}, ops::DeltaNetKernel::kChunked);
-  check_hybrid({2, 3, 17, 3, 33, false}, ops::DeltaNetKernel::kChunked);
+  for (auto conv : {ops::ConvKernel::kTokens, ops::ConvKernel::kBatched}) {
+    check_hybrid({4, 2, 40, 4, 6, false}, ops::DeltaNetKernel::kChunked, conv);
+    check_hybrid({4, 2, 40, 4, 6, true}, ops::DeltaNetKernel::kChunked, conv);
+    check_hybrid({4, 1, 128, 2, 128, true}, ops::DeltaNetKernel::kChunked, conv);
+    check_hybrid({2, 3, 17, 3, 33, false}, ops::DeltaNetKernel::kChunked, conv);
+  }
+  for (uint32_t rows : {16u, 8u}) {
+    check_hybrid({1, 2, 8, 2, 20, true}, ops::DeltaNetKernel::kChunked, ops::ConvKernel::kBatched, rows);
+    check_hybrid({8, 2, 16, 4, 37, false}, ops::DeltaNetKernel::kChunked, ops::ConvKernel::kBatched, rows);
+    check_hybrid({5, 4, 128, 8, 24, true}, ops::DeltaNetKernel::kChunked, ops::ConvKernel::kBatched, rows);
+  }
+  check_hybrid({4, 1, 128, 2, 128, true}, ops::DeltaNetKernel::kChunked, ops::ConvKernel::kAuto, 8);
 }
 
 TEST(VulkanGatedRmsNorm, MatchesCpu) {

@@ -8,20 +8,24 @@ struct Push {
   uint32_t n_tokens, qkv_stride, gate_stride, out_stride, slot_stride, state_offset;
 };
 constexpr uint32_t kRowsPerGroup = 4;    // shaders/gated_delta_net.comp
-constexpr uint32_t kChunkedRows = 16;    // shaders/gated_delta_net_chunked.comp
 }  // namespace
 
 GatedDeltaNet::~GatedDeltaNet() = default;
 
 Result<std::unique_ptr<GatedDeltaNet>> GatedDeltaNet::create(const Device& device, bool use_subgroups,
-                                                             DeltaNetKernel kernel) {
+                                                             DeltaNetKernel kernel, uint32_t chunked_rows) {
   if (device.caps().max_workgroup_invocations < 256) return error("gated_delta_net needs 256-thread workgroups");
+  if (chunked_rows != 8 && chunked_rows != 16)
+    return error("gated_delta_net: %u rows per chunked workgroup, 8 or 16 supported", chunked_rows);
   const bool sg = use_subgroups && device.caps().subgroup_arithmetic;
   std::unique_ptr<GatedDeltaNet> op(new GatedDeltaNet());
   op->kernel_ = kernel;
+  op->chunked_rows_ = chunked_rows;
   ZINC_ASSIGN_OR_RETURN(op->tokens_,
                         make_pipeline(device, sg ? "gated_delta_net_sg" : "gated_delta_net", 8, sizeof(Push), {}));
-  ZINC_ASSIGN_OR_RETURN(op->chunked_, make_pipeline(device, "gated_delta_net_chunked", 8, sizeof(Push), {}));
+  ZINC_ASSIGN_OR_RETURN(op->chunked_, make_pipeline(device, chunked_rows == 8 ? "gated_delta_net_chunked_r8"
+                                                                               : "gated_delta_net_chunked",
+                                                    8, sizeof(Push), {}));
   return op;
 }
 
@@ -46,7 +50,7 @@ Status GatedDeltaNet::record(Commands& cmd, const DeltaNetShape& s, const Activa
                                   out.range};
   const bool chunked = s.d_k <= kMaxChunkedDk && (kernel_ == DeltaNetKernel::kChunked ||
                                                   (kernel_ == DeltaNetKernel::kAuto && n_tokens >= kChunkedMinTokens));
-  const uint32_t rows = chunked ? kChunkedRows : kRowsPerGroup;
+  const uint32_t rows = chunked ? chunked_rows_ : kRowsPerGroup;
   cmd.dispatch(chunked ? *chunked_ : *tokens_, buffers, &push, sizeof push, s.n_v_heads * ((s.d_v + rows - 1) / rows));
   return Status();
 }

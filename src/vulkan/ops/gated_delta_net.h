@@ -1,8 +1,9 @@
 // Gated delta rule with per-sequence state (graph::GatedDeltaNet): L2-normalised q/k, beta and
 // decay gates, the state update and output, in batch order (several sequences may be
 // interleaved). Two kernels: token by token (a workgroup owns 4 rows of one head's d_v x d_k
-// state; for decode) and the chunked parallel form (runs of up to 16 tokens of one sequence at
-// once, a workgroup owning 16 state rows; for prefill, d_k <= 128). No barrier added.
+// state; for decode) and the chunked parallel form (chunks of up to 16 tokens of one sequence,
+// a workgroup owning 16 or 8 state rows, kept on chip for a run of one sequence; for prefill,
+// d_k <= 128). No barrier added.
 #pragma once
 
 #include <memory>
@@ -26,8 +27,10 @@ enum class DeltaNetKernel {
 class GatedDeltaNet {
  public:
   static constexpr uint32_t kMaxDk = 256, kMaxChunkedDk = 128, kChunkedMinTokens = 8;
+  // chunked_rows: state rows per workgroup of the chunked kernel, 8 or 16.
   static Result<std::unique_ptr<GatedDeltaNet>> create(const Device& device, bool use_subgroups = true,
-                                                       DeltaNetKernel kernel = DeltaNetKernel::kAuto);
+                                                       DeltaNetKernel kernel = DeltaNetKernel::kAuto,
+                                                       uint32_t chunked_rows = 16);
   ~GatedDeltaNet();
   // qkv: n_tokens rows of [q heads, k heads, v heads]; beta, alpha: rows of n_v_heads logits
   // (one stride for both); a, dt_bias: n_v_heads floats; out: rows of n_v_heads * d_v. The
@@ -39,6 +42,7 @@ class GatedDeltaNet {
  private:
   GatedDeltaNet() = default;
   DeltaNetKernel kernel_ = DeltaNetKernel::kAuto;
+  uint32_t chunked_rows_ = 16;
   std::unique_ptr<Pipeline> tokens_, chunked_;
 };
 

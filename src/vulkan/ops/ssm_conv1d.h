@@ -1,5 +1,7 @@
-// Causal depthwise conv + SiLU with rolling per-sequence state (graph::SsmConv1d). One thread
-// per channel walks the batch's tokens in order; no barrier added.
+// Causal depthwise conv + SiLU with rolling per-sequence state (graph::SsmConv1d). Two kernels:
+// by token (one thread per channel walks the batch's tokens in order) and batched (every output
+// independent: a workgroup owns a block of channels for all tokens and writes each sequence's
+// new state after its barrier). No barrier added.
 #pragma once
 
 #include <memory>
@@ -8,10 +10,16 @@
 
 namespace zinc::vulkan::ops {
 
+enum class ConvKernel {
+  kAuto,     // batched from kBatchMinTokens tokens on, else by token
+  kTokens,
+  kBatched,
+};
+
 class SsmConv1d {
  public:
-  static constexpr uint32_t kMaxTaps = 8;
-  static Result<std::unique_ptr<SsmConv1d>> create(const Device& device);
+  static constexpr uint32_t kMaxTaps = 8, kBatchMinTokens = 9;
+  static Result<std::unique_ptr<SsmConv1d>> create(const Device& device, ConvKernel kernel = ConvKernel::kAuto);
   ~SsmConv1d();
   // in/out: n_tokens rows of `channels`; kernel: channels x taps floats; the layer's conv state
   // ((taps - 1) x channels floats, oldest first) at state_offset floats into each slot.
@@ -21,7 +29,8 @@ class SsmConv1d {
 
  private:
   SsmConv1d() = default;
-  std::unique_ptr<Pipeline> pipeline_;
+  ConvKernel kernel_ = ConvKernel::kAuto;
+  std::unique_ptr<Pipeline> tokens_, batched_;
 };
 
 }  // namespace zinc::vulkan::ops
