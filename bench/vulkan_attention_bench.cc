@@ -2,7 +2,7 @@
 // 512-token prompt at depth 0 (one sequence, causal), f16 cache, for Llama-3-8B (32 query and 8 KV
 // heads of 128), Qwen3-30B-A3B (32/4, 128) and Qwen3.5-35B-A3B (16/2 of 256, sigmoid output
 // gate), through the scalar tiled kernel and the cooperative-matrix one. Counters: us per layer,
-// TFLOP/s (2 * (dk + dv) per query head and visible key).
+// TFLOP/s (2 * (dk + dv) per query head and visible key), GB/s of the layer's K and V (read once).
 #include <benchmark/benchmark.h>
 
 #include <random>
@@ -94,7 +94,8 @@ void BM_Prefill(benchmark::State& state, Shape s, bool coopmat) {
   const ops::KvLayerBuffers layer{c.kc.get(), c.vc.get(), uint32_t(s.n_kv), uint32_t(d), uint32_t(d), true};
   const ops::StepData step{c.step.get(), 0, kTokens, 2 * kTokens, kPages};
   const double flop = 2.0 * 2 * d * s.n_q * (double(kTokens) * (kTokens + 1) / 2);
-  time_gpu(state, *c.commands, c.timestamps.get(), 20, 0.0, flop, [&](Commands& cmd, int) {
+  const double kv_bytes = 2.0 * 2 * kTokens * s.n_kv * d;
+  time_gpu(state, *c.commands, c.timestamps.get(), 20, kv_bytes, flop, [&](Commands& cmd, int) {
     return (*att)->record(cmd, a, layer, step, kTokens, 1, nullptr);
   });
 }

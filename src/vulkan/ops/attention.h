@@ -31,7 +31,8 @@ struct AttentionArgs {
 
 class Attention {
  public:
-  static Result<std::unique_ptr<Attention>> create(const Device& device, bool f16, const AttentionOptions& options = {});
+  static Result<std::unique_ptr<Attention>> create(const Device& device, bool f16,
+                                                   const AttentionOptions& options = {});
   ~Attention();
   // Splits of the key range for a batch of n_tokens when keys may reach max_keys: 1 for large
   // batches (enough workgroups already), more for decode.
