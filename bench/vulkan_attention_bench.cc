@@ -1,10 +1,14 @@
-// Decode attention on the default Vulkan device, timed with GPU timestamps: one token of one
-// sequence attending to `depth` keys of an f16 paged pool, for the attention shapes of
-// Llama-3-8B (32 query / 8 KV heads of 128), Qwen3-30B-A3B (32 / 4 of 128) and Qwen3.5-35B-A3B
-// (16 gated / 2 of 256), with the splits the executor uses for a 16384-token pool (merged by
-// the last workgroup) or one split. Counter: us per layer.
+// Attention on the default Vulkan device, timed with GPU timestamps, for Llama-3-8B (32 query /
+// 8 KV heads of 128), Qwen3-30B-A3B (32 / 4 of 128) and Qwen3.5-35B-A3B (16 gated / 2 of 256),
+// f16 cache, one sequence:
+// - prefill: one layer of a 512-token prompt at depth 0 (causal), scalar tiled kernel and the
+//   cooperative-matrix one. Counters: us per layer, TFLOP/s (2 * (dk + dv) per query head and
+//   visible key), GB/s of the layer's K and V (read once);
+// - decode: one token attending to depth + 1 keys, with the splits the executor uses for a
+//   16384-token pool (merged by the last workgroup) or one split. Counter: us per layer.
 #include <benchmark/benchmark.h>
 
+#include <cmath>
 #include <random>
 #include <string>
 #include <vector>
@@ -16,13 +20,33 @@
 namespace zinc::vulkan {
 namespace {
 
-constexpr uint32_t kMaxKeys = 16384, kPages = kMaxKeys / 16, kMaxRow = 1024;  // halves per pool row
+constexpr uint32_t kTokens = 512;                                  // prefill prompt
+constexpr uint32_t kMaxKeys = 16384, kPages = kMaxKeys / 16, kRow = 1024;  // pool: halves a row
 
 struct Context : BenchDevice {
-  std::unique_ptr<ops::Attention> attention;
-  // q (and gate) rows, the output, partial records and counters, step data, one layer's pools.
-  std::unique_ptr<Buffer> q, out, partials, counters, step, kc, vc;
+  // q (with gates) rows of up to 8192 floats, output rows of up to 4096, decode partial records
+  // and counters, step data of the prefill (positions, sequence ids, pages) and of the decode
+  // step (8 positions, 8 sequence ids, pages), one layer's K and V pools.
+  std::unique_ptr<Buffer> q, out, partials, counters, prefill_step, decode_step, kc, vc;
 };
+
+Status upload_random(Context& c, const Buffer& b, uint32_t seed, bool halves) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  if (halves) {
+    std::vector<uint16_t> v(b.size_bytes() / 2);
+    for (auto& x : v) x = f32_to_fp16(nd(rng));
+    return c.uploader->upload(b, 0, {reinterpret_cast<const uint8_t*>(v.data()), v.size() * 2});
+  }
+  std::vector<float> v(b.size_bytes() / 4);
+  for (float& x : v) x = nd(rng);
+  return c.uploader->upload(b, 0, {reinterpret_cast<const uint8_t*>(v.data()), v.size() * 4});
+}
+
+Status upload_ints(Context& c, std::unique_ptr<Buffer>& b, const std::vector<int32_t>& v) {
+  ZINC_ASSIGN_OR_RETURN(b, Buffer::create(*c.device, v.size() * 4, MemoryKind::kDeviceLocal));
+  return c.uploader->upload(*b, 0, {reinterpret_cast<const uint8_t*>(v.data()), v.size() * 4});
+}
 
 Context* context() {
   static Context* c = [] {
@@ -30,32 +54,25 @@ Context* context() {
     r->open();
     if (!r->device) return r;
     const Device& d = *r->device;
-    r->attention = std::move(ops::Attention::create(d, true).value());
     auto make = [&](std::unique_ptr<Buffer>& b, uint64_t bytes) {
       b = std::move(Buffer::create(d, bytes, MemoryKind::kDeviceLocal).value());
     };
-    make(r->q, 8 * 8192 * 4);
-    make(r->out, 8 * 8192 * 4);
+    make(r->q, uint64_t(kTokens) * 8192 * 4);
+    make(r->out, uint64_t(kTokens) * 4096 * 4);
     make(r->partials, 4 * ops::Attention::partial_floats(8, 64, 256, 32));
     make(r->counters, 4 * ops::Attention::counter_words(8, 64));
-    make(r->kc, uint64_t(kMaxKeys) * kMaxRow * 2);
-    make(r->vc, uint64_t(kMaxKeys) * kMaxRow * 2);
-    std::mt19937 rng(7);
-    std::normal_distribution<float> nd(0.f, 1.f);
-    std::vector<float> qv(8 * 8192);
-    for (float& x : qv) x = nd(rng);
-    std::vector<uint16_t> kv(size_t(kMaxKeys) * kMaxRow);
-    for (uint16_t& h : kv) h = f32_to_fp16(nd(rng));
-    std::vector<uint32_t> zeros(ops::Attention::counter_words(8, 64), 0);
-    bool ok = r->uploader->upload(*r->q, 0, {reinterpret_cast<const uint8_t*>(qv.data()), qv.size() * 4}).ok();
-    ok = ok && r->uploader->upload(*r->kc, 0, {reinterpret_cast<const uint8_t*>(kv.data()), kv.size() * 2}).ok();
-    ok = ok && r->uploader->upload(*r->vc, 0, {reinterpret_cast<const uint8_t*>(kv.data()), kv.size() * 2}).ok();
+    make(r->kc, uint64_t(kMaxKeys) * kRow * 2);
+    make(r->vc, uint64_t(kMaxKeys) * kRow * 2);
+    bool ok = upload_random(*r, *r->q, 1, false).ok() && upload_random(*r, *r->kc, 2, true).ok() &&
+              upload_random(*r, *r->vc, 3, true).ok();
+    const std::vector<float> zeros(ops::Attention::counter_words(8, 64), 0.f);
     ok = ok && r->uploader->upload(*r->counters, 0, {reinterpret_cast<const uint8_t*>(zeros.data()), zeros.size() * 4}).ok();
-    // Step data: positions (8), seq ids (8), then the page table of sequence 0 (pages in order).
-    std::vector<int32_t> step(16 + kPages, 0);
-    for (uint32_t i = 0; i < kPages; ++i) step[16 + i] = int32_t(i);
-    make(r->step, step.size() * 4);
-    ok = ok && r->uploader->upload(*r->step, 0, {reinterpret_cast<const uint8_t*>(step.data()), step.size() * 4}).ok();
+    // Prefill: token t of sequence 0 at position t; decode: sequence 0 (position set per case).
+    // Both walk pages 0, 1, 2, ...
+    std::vector<int32_t> prefill(2 * kTokens + kPages, 0), decode(16 + kPages, 0);
+    for (uint32_t t = 0; t < kTokens; ++t) prefill[t] = int32_t(t);
+    for (uint32_t i = 0; i < kPages; ++i) prefill[2 * kTokens + i] = decode[16 + i] = int32_t(i);
+    ok = ok && upload_ints(*r, r->prefill_step, prefill).ok() && upload_ints(*r, r->decode_step, decode).ok();
     if (!ok) r->device.reset();
     return r;
   }();
@@ -71,49 +88,80 @@ constexpr Shape kShapes[] = {{"llama3_8b", 32, 8, 128, false},
                              {"qwen3_30b_a3b", 32, 4, 128, false},
                              {"qwen35_35b_a3b", 16, 2, 256, true}};
 
-void BM_DecodeAttention(benchmark::State& state, Shape s, uint32_t depth, bool split) {
+ops::AttentionArgs args_for(Context& c, const Shape& s) {
+  const int32_t d = s.head_dim;
+  ops::AttentionArgs a;
+  a.q_heads = s.gate ? graph::HeadLayout{s.n_q, d, 2 * d, 0} : graph::HeadLayout::packed(s.n_q, d);
+  a.q = {{c.q.get()}, uint32_t(a.q_heads.span() + (s.gate ? d : 0))};
+  if (s.gate) {
+    a.gate = &a.q;
+    a.gate_heads = graph::HeadLayout{s.n_q, d, 2 * d, d};
+  }
+  a.out = {{c.out.get()}, uint32_t(s.n_q * d)};
+  a.scale = 1.f / std::sqrt(float(d));
+  return a;
+}
+
+void BM_Prefill(benchmark::State& state, Shape s, bool coopmat) {
   Context& c = *context();
   if (!c.device) return state.SkipWithError("no Vulkan device");
-  // The query position is `depth`: depth + 1 keys, written by the step itself in the engine.
+  ops::AttentionOptions opt;
+  opt.coopmat = coopmat;
+  auto att = ops::Attention::create(*c.device, true, opt);
+  if (!att.ok()) return state.SkipWithError(att.status().message().c_str());
+  if (coopmat && !(*att)->uses_coopmat()) return state.SkipWithError("no cooperative matrices here");
+  const int32_t d = s.head_dim;
+  const ops::AttentionArgs a = args_for(c, s);
+  const ops::KvLayerBuffers layer{c.kc.get(), c.vc.get(), uint32_t(s.n_kv), uint32_t(d), uint32_t(d), true};
+  const ops::StepData step{c.prefill_step.get(), 0, kTokens, 2 * kTokens, kPages};
+  const double flop = 2.0 * 2 * d * s.n_q * (double(kTokens) * (kTokens + 1) / 2);
+  const double kv_bytes = 2.0 * 2 * kTokens * s.n_kv * d;
+  time_gpu(state, *c.commands, c.timestamps.get(), 20, kv_bytes, flop, [&](Commands& cmd, int) {
+    return (*att)->record(cmd, a, layer, step, kTokens, 1, nullptr);
+  });
+}
+
+void BM_Decode(benchmark::State& state, Shape s, uint32_t depth, bool split) {
+  Context& c = *context();
+  if (!c.device) return state.SkipWithError("no Vulkan device");
+  static std::unique_ptr<ops::Attention> att = std::move(ops::Attention::create(*c.device, true).value());
+  // The query position is `depth`: depth + 1 keys (the engine writes the token's own first).
   const int32_t position = int32_t(depth);
-  if (!c.uploader->upload(*c.step, 0, {reinterpret_cast<const uint8_t*>(&position), 4}).ok())
+  if (!c.uploader->upload(*c.decode_step, 0, {reinterpret_cast<const uint8_t*>(&position), 4}).ok())
     return state.SkipWithError("upload");
-  ops::AttentionArgs a;
-  const uint32_t q_cols = uint32_t(s.n_q * s.head_dim) * (s.gate ? 2 : 1);
-  a.q = {{c.q.get()}, q_cols};
-  a.q_heads = s.gate ? graph::HeadLayout{s.n_q, s.head_dim, 2 * s.head_dim, 0}
-                     : graph::HeadLayout::packed(s.n_q, s.head_dim);
-  const ops::Activations gate{{c.q.get()}, q_cols};
-  if (s.gate) {
-    a.gate = &gate;
-    a.gate_heads = graph::HeadLayout{s.n_q, s.head_dim, 2 * s.head_dim, s.head_dim};
-  }
-  a.out = {{c.out.get()}, uint32_t(s.n_q * s.head_dim)};
-  a.scale = 1.f / std::sqrt(float(s.head_dim));
+  const ops::AttentionArgs a = args_for(c, s);
   const ops::KvLayerBuffers layer{c.kc.get(), c.vc.get(), uint32_t(s.n_kv), uint32_t(s.head_dim),
                                   uint32_t(s.head_dim), true};
-  const ops::StepData step{c.step.get(), 0, 8, 16, kPages};
+  const ops::StepData step{c.decode_step.get(), 0, 8, 16, kPages};
   const uint32_t n_splits = split ? ops::Attention::splits_for(1, kMaxKeys) : 1;
-  const BufferRange partials{c.partials.get(), 0, VK_WHOLE_SIZE}, counters{c.counters.get(), 0, VK_WHOLE_SIZE};
-  const double bytes = 2.0 * double(depth + 1) * s.n_kv * s.head_dim * 2;
-  time_gpu(state, *c.commands, c.timestamps.get(), 50, bytes, 0, [&](Commands& cmd, int) -> Status {
-    return c.attention->record(cmd, a, layer, step, 1, n_splits, &partials, &counters);
+  const BufferRange partials{c.partials.get()}, counters{c.counters.get()};
+  const double kv_bytes = 2.0 * double(depth + 1) * s.n_kv * s.head_dim * 2;
+  time_gpu(state, *c.commands, c.timestamps.get(), 50, kv_bytes, 0, [&](Commands& cmd, int) -> Status {
+    return att->record(cmd, a, layer, step, 1, n_splits, &partials, &counters);
   });
 }
 
 int register_all() {
   for (const Shape& s : kShapes)
+    for (bool coopmat : {true, false})
+      benchmark::RegisterBenchmark(("attention_prefill/" + std::string(s.name) + "/512tok/" +
+                                    (coopmat ? "coopmat" : "scalar"))
+                                       .c_str(),
+                                   BM_Prefill, s, coopmat)
+          ->UseManualTime()
+          ->Unit(benchmark::kMicrosecond);
+  for (const Shape& s : kShapes)
     for (uint32_t depth : {0u, 64u, 512u, 4096u})
       for (bool split : {true, false})
-        benchmark::RegisterBenchmark((std::string("decode_attention/") + s.name + "/depth" + std::to_string(depth) +
+        benchmark::RegisterBenchmark((std::string("attention_decode/") + s.name + "/depth" + std::to_string(depth) +
                                       (split ? "/splits" : "/one_split"))
                                          .c_str(),
-                                     BM_DecodeAttention, s, depth, split)
+                                     BM_Decode, s, depth, split)
             ->UseManualTime()
             ->Unit(benchmark::kMicrosecond);
   return 0;
 }
-const int registered = register_all();
+const int kRegistered = register_all();
 
 }  // namespace
 }  // namespace zinc::vulkan

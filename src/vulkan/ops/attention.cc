@@ -1,6 +1,7 @@
 #include "vulkan/ops/attention.h"
 
 #include <algorithm>
+#include <string>
 
 namespace zinc::vulkan::ops {
 namespace {
@@ -29,12 +30,20 @@ struct CombinePush {
 
 constexpr uint32_t kMaxG = 8, kMaxDim = 256, kMinChunk = 64;
 constexpr uint32_t kDecodeMaxTokens = 8;  // attention_decode.comp up to here
+constexpr uint32_t kCoopmatRows = 64;     // query rows per workgroup of attention_prefill_coopmat.comp
 
 }  // namespace
 
 Attention::~Attention() = default;
 
-Result<std::unique_ptr<Attention>> Attention::create(const Device& device, bool f16) {
+uint32_t Attention::coopmat_shared_bytes(uint32_t max_dim, uint32_t keys) {
+  // K/V tile, S/P tile and broadcast matrix in 16-byte words, and two 256-float and two 64-int
+  // arrays (attention_prefill_coopmat.comp).
+  const uint32_t words = keys * (max_dim / 8 + 1) + kCoopmatRows * (keys / 4 + 1) + kCoopmatRows * 4;
+  return words * 16 + 2 * 256 * 4 + 2 * kCoopmatRows * 4;
+}
+
+Result<std::unique_ptr<Attention>> Attention::create(const Device& device, bool f16, const AttentionOptions& options) {
   std::unique_ptr<Attention> op(new Attention());
   op->f16_ = f16;
   ZINC_ASSIGN_OR_RETURN(op->pipeline_, make_pipeline(device, f16 ? "attention" : "attention_f32", 6, sizeof(Push), {}));
@@ -52,6 +61,19 @@ Result<std::unique_ptr<Attention>> Attention::create(const Device& device, bool 
                                                      {std::max<uint32_t>(caps.min_subgroup_size, 1)}));
     ZINC_ASSIGN_OR_RETURN(op->decode4_, make_pipeline(device, "attention_decode_g4", 8, sizeof(Push),
                                                       {std::max<uint32_t>(caps.min_subgroup_size, 1)}));
+  }
+  const bool coopmat = options.emulate_coopmat || (options.coopmat && caps.coopmat_nv_f16 && caps.subgroup_size == 32);
+  const uint32_t shared = caps.max_compute_shared_bytes;
+  if (f16 && coopmat && coopmat_shared_bytes(256, 32) <= shared) {
+    // Tiles of 64 keys for head dims up to 128 where they fit (48 KiB on NVIDIA), else 32.
+    const uint32_t keys128 = coopmat_shared_bytes(128, 64) <= shared ? 64 : 32;
+    const std::string name = options.emulate_coopmat ? "attention_prefill_coopmat_emu" : "attention_prefill_coopmat";
+    auto p128 = make_pipeline(device, name, 6, sizeof(PrefillPush), {128, keys128});
+    auto p256 = make_pipeline(device, name, 6, sizeof(PrefillPush), {256, 32});
+    if (p128.ok() && p256.ok()) {  // else a driver that lists the matrices but rejects the shader: scalar kernel
+      op->coopmat128_ = std::move(*p128);
+      op->coopmat256_ = std::move(*p256);
+    }
   }
   return op;
 }
@@ -90,6 +112,17 @@ Status Attention::record(Commands& cmd, const AttentionArgs& a, const KvLayerBuf
   const BufferRange buffers[6] = {a.q.range, whole(*step.buffer), whole(*layer.k), whole(*layer.v),
                                   n_splits > 1 ? *partials : a.out.range, g.range};
   const uint32_t dims_multiple = f16_ ? 8 : 4;  // the prefill kernel reads K/V in 16-byte words
+  if (n_splits == 1 && n_tokens > 8 && coopmat128_ && layer.head_dim_k % 16 == 0 && layer.head_dim_v % 16 == 0) {
+    // 64 query rows per workgroup: hg query heads of one KV head x bq batch rows.
+    const uint32_t dims = std::max(layer.head_dim_k, layer.head_dim_v);
+    const uint32_t hg = std::min(group, kCoopmatRows), bq = kCoopmatRows / hg;
+    PrefillPush pp{push, hg, bq, {0, 0}};
+    pp.base.n_splits = n_tokens;
+    pp.base.min_chunk = 0;
+    cmd.dispatch(dims <= 128 ? *coopmat128_ : *coopmat256_, buffers, &pp, sizeof pp, n_kv * ((group + hg - 1) / hg),
+                 (n_tokens + bq - 1) / bq);
+    return Status();
+  }
   if (n_splits == 1 && n_tokens > 8 && layer.head_dim_k % dims_multiple == 0 && layer.head_dim_v % dims_multiple == 0) {
     // Query vectors per workgroup: R <= prefill_rows_ with R * (dk + 4) <= prefill_rows_ * 132.
     const uint32_t dims = std::max(layer.head_dim_k, layer.head_dim_v);
