@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -140,8 +141,10 @@ void check_prefill(const Case& c, const ops::Attention& att, Kernel kernel) {
         den += want * want;
       }
     }
-  // f16 queries and probabilities in the matrix kernels; f32 throughout in the scalar one.
-  EXPECT_LE(num / den, kernel == Kernel::kScalar ? 1e-9 : 2e-5);
+  const char* names[] = {"scalar", "coopmat", "emulated"};
+  std::printf("[attention] %s, %s: nmse %.3g\n", c.name, names[int(kernel)], num / den);
+  // f16 queries and probabilities in the matrix kernels (about 1e-7 here); f32 in the scalar one.
+  EXPECT_LE(num / den, kernel == Kernel::kScalar ? 1e-10 : 1e-6);
 }
 
 const Case kCases[] = {
