@@ -182,6 +182,7 @@ TEST(VulkanAttentionPrefill, CoopmatKernel) {
 
 TEST(VulkanAttentionPrefill, EmulatedCoopmatKernel) {
   ZINC_REQUIRE_VULKAN();
+  if (dev().caps().coopmat_nv_f16) GTEST_SKIP() << "the real matrices are here: CoopmatKernel tests the kernel";
   if (ops::Attention::coopmat_shared_bytes(256, 32) > dev().caps().max_compute_shared_bytes)
     GTEST_SKIP() << "the kernel needs " << ops::Attention::coopmat_shared_bytes(256, 32)
                  << " bytes of shared memory, the device has "
