@@ -90,7 +90,8 @@ void merge_splits(uint t, uint h0, uint ng, uint n_live) {
 }
 
 // Per head g < ng: the workgroup's max (is_max) or sum of red_[g]; every thread gets the
-// results in red_. (A module-scope array: an array parameter would live in local memory.)
+// results in red_. (A module-scope array rather than an array parameter, which NVIDIA's
+// compiler may place in local memory.)
 float red_[kMaxG];
 void reduce_heads(uint ng, bool is_max) {
   const uint nsg = gl_NumSubgroups;
