@@ -27,7 +27,8 @@ enum class DeltaNetKernel {
 class GatedDeltaNet {
  public:
   static constexpr uint32_t kMaxDk = 256, kMaxChunkedDk = 128, kChunkedMinTokens = 8;
-  // chunked_rows: state rows per workgroup of the chunked kernel, 8 or 16.
+  // chunked_rows: state rows per workgroup of the chunked kernel, 8 or 16 (H200, 32 heads of
+  // 128 x 128, 512 tokens: 441 and 261 us).
   static Result<std::unique_ptr<GatedDeltaNet>> create(const Device& device, bool use_subgroups = true,
                                                        DeltaNetKernel kernel = DeltaNetKernel::kAuto,
                                                        uint32_t chunked_rows = 16);

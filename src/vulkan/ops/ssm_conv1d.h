@@ -18,6 +18,8 @@ enum class ConvKernel {
 
 class SsmConv1d {
  public:
+  // H200, 8192 channels: the per-token kernel takes 4.3 us for one token (5.7 for 4 sequences),
+  // the batched one 6.2 (6.5); at 512 tokens 188 against 31 us.
   static constexpr uint32_t kMaxTaps = 8, kBatchMinTokens = 9;
   static Result<std::unique_ptr<SsmConv1d>> create(const Device& device, ConvKernel kernel = ConvKernel::kAuto);
   ~SsmConv1d();
