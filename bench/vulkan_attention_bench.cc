@@ -9,11 +9,9 @@
 #include <benchmark/benchmark.h>
 
 #include <cmath>
-#include <random>
 #include <string>
 #include <vector>
 
-#include "core/fp16.h"
 #include "vulkan/ops/attention.h"
 #include "vulkan_gpu_timer.h"
 
@@ -29,19 +27,6 @@ struct Context : BenchDevice {
   // step (8 positions, 8 sequence ids, pages), one layer's K and V pools.
   std::unique_ptr<Buffer> q, out, partials, counters, prefill_step, decode_step, kc, vc;
 };
-
-Status upload_random(Context& c, const Buffer& b, uint32_t seed, bool halves) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> nd(0.f, 1.f);
-  if (halves) {
-    std::vector<uint16_t> v(b.size_bytes() / 2);
-    for (auto& x : v) x = f32_to_fp16(nd(rng));
-    return c.uploader->upload(b, 0, {reinterpret_cast<const uint8_t*>(v.data()), v.size() * 2});
-  }
-  std::vector<float> v(b.size_bytes() / 4);
-  for (float& x : v) x = nd(rng);
-  return c.uploader->upload(b, 0, {reinterpret_cast<const uint8_t*>(v.data()), v.size() * 4});
-}
 
 Status upload_ints(Context& c, std::unique_ptr<Buffer>& b, const std::vector<int32_t>& v) {
   ZINC_ASSIGN_OR_RETURN(b, Buffer::create(*c.device, v.size() * 4, MemoryKind::kDeviceLocal));
@@ -63,8 +48,8 @@ Context* context() {
     make(r->counters, 4 * ops::Attention::counter_words(8, 64));
     make(r->kc, uint64_t(kMaxKeys) * kRow * 2);
     make(r->vc, uint64_t(kMaxKeys) * kRow * 2);
-    bool ok = upload_random(*r, *r->q, 1, false).ok() && upload_random(*r, *r->kc, 2, true).ok() &&
-              upload_random(*r, *r->vc, 3, true).ok();
+    bool ok = r->upload_random(*r->q, 1).ok() && r->upload_random(*r->kc, 2, true).ok() &&
+              r->upload_random(*r->vc, 3, true).ok();
     const std::vector<float> zeros(ops::Attention::counter_words(8, 64), 0.f);
     ok = ok && r->uploader->upload(*r->counters, 0, {reinterpret_cast<const uint8_t*>(zeros.data()), zeros.size() * 4}).ok();
     // Prefill: token t of sequence 0 at position t; decode: sequence 0 (position set per case).

@@ -1,5 +1,5 @@
 // What the Vulkan benchmarks share: the default device with an uploader, a command buffer and
-// two timestamps (BenchDevice), and GPU timing: `reps` back-to-back recordings of
+// two timestamps (BenchDevice, which also fills buffers with random values), and GPU timing: `reps` back-to-back recordings of
 // fn(commands, index) with a barrier after each, timed with two timestamps, reported as manual
 // time per op and the counters GB/s (bytes_per_op), TFLOP/s (flop_per_op, when given) and us.
 #pragma once
@@ -8,7 +8,10 @@
 
 #include <cstdio>
 #include <memory>
+#include <random>
+#include <vector>
 
+#include "core/fp16.h"
 #include "vulkan/weights.h"  // Uploader
 #include "vulkan/commands.h"
 #include "vulkan/device.h"
@@ -37,6 +40,20 @@ struct BenchDevice {
     commands = std::move(Commands::create(*device).value());
     auto ts = TimestampPool::create(*device, 2);
     if (ts.ok()) timestamps = std::move(*ts);
+  }
+
+  // Fills b with normal(0, 1) values from `seed`: floats, or f16 halves with `halves`.
+  Status upload_random(const Buffer& b, uint32_t seed, bool halves = false) const {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> nd(0.f, 1.f);
+    if (halves) {
+      std::vector<uint16_t> v(b.size_bytes() / 2);
+      for (auto& x : v) x = f32_to_fp16(nd(rng));
+      return uploader->upload(b, 0, {reinterpret_cast<const uint8_t*>(v.data()), v.size() * 2});
+    }
+    std::vector<float> v(b.size_bytes() / 4);
+    for (float& x : v) x = nd(rng);
+    return uploader->upload(b, 0, {reinterpret_cast<const uint8_t*>(v.data()), v.size() * 4});
   }
 };
 

@@ -6,7 +6,6 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -29,14 +28,6 @@ struct Context : BenchDevice {
   std::unique_ptr<Buffer> q, k, v, weights, step, kc, vc;
 };
 
-Status upload_random(Context& c, const Buffer& b, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> nd(0.f, 1.f);
-  std::vector<float> v(b.size_bytes() / 4);
-  for (float& x : v) x = nd(rng);
-  return c.uploader->upload(b, 0, {reinterpret_cast<const uint8_t*>(v.data()), v.size() * 4});
-}
-
 Context* context() {
   static Context* c = [] {
     auto* r = new Context();
@@ -52,7 +43,7 @@ Context* context() {
       *b = std::move(Buffer::create(d, uint64_t(kPages) * 16 * 1024 * 2, MemoryKind::kDeviceLocal).value());
     uint32_t seed = 1;
     for (const Buffer* b : {r->q.get(), r->k.get(), r->v.get(), r->weights.get()})
-      if (!upload_random(*r, *b, seed++).ok()) r->device.reset();
+      if (!r->upload_random(*b, seed++).ok()) r->device.reset();
     // Step data: token t of sequence 0 at position t, pages 0.., then a RoPE table.
     std::vector<int32_t> step(3 * kMaxTokens + kPages + kMaxTokens * 128);
     for (uint32_t t = 0; t < kMaxTokens; ++t) step[t] = int32_t(t);

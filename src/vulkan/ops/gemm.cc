@@ -50,9 +50,12 @@ uint32_t Gemm::pick_tile(uint32_t rows, uint32_t n_tokens) {
   return kAutoTiles - 1;
 }
 
+uint32_t Gemm::tile_index(uint32_t rows, uint32_t n_tokens) const {
+  return forced_tile_ >= 0 ? uint32_t(forced_tile_) : pick_tile(rows, n_tokens);
+}
+
 GemmTile Gemm::tile_for(uint32_t rows, uint32_t n_tokens) const {
-  if (!coopmat_) return {64, 64, 0};
-  return kTiles[forced_tile_ >= 0 ? uint32_t(forced_tile_) : pick_tile(rows, n_tokens)];
+  return coopmat_ ? kTiles[tile_index(rows, n_tokens)] : GemmTile{64, 64, 0};
 }
 
 uint32_t Gemm::k_splits(uint32_t rows, uint32_t cols, uint32_t n_tokens) const {
@@ -118,8 +121,7 @@ Status Gemm::record(Commands& cmd, const WeightBuffer& w, const Activations& x, 
   const uint32_t rows = uint32_t(w.rows()), cols = uint32_t(w.cols());
   const uint32_t splits = partials ? k_splits(rows, cols, n_tokens) : 1;
   const GemmTile tile = tile_for(rows, n_tokens);
-  const Pipeline* pipeline = pipeline_.get();
-  if (coopmat_) pipeline = tiles_[forced_tile_ >= 0 ? uint32_t(forced_tile_) : pick_tile(rows, n_tokens)].get();
+  const Pipeline* pipeline = coopmat_ ? tiles_[tile_index(rows, n_tokens)].get() : pipeline_.get();
   // With K split, each split's products go to its own block of partials, rows padded to 4.
   const Activations part{splits > 1 ? *partials : BufferRange{}, (rows + 3) / 4 * 4};
   const Activations& out = splits > 1 ? part : y;

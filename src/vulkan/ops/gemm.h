@@ -52,6 +52,7 @@ class Gemm {
   TensorType type_ = TensorType::F32;
   bool coopmat_ = false;
   int forced_tile_ = -1;
+  uint32_t tile_index(uint32_t rows, uint32_t n_tokens) const;  // cooperative-matrix kernel
   GemmTile tile_for(uint32_t rows, uint32_t n_tokens) const;
   std::unique_ptr<Pipeline> pipeline_;              // scalar kernel
   std::unique_ptr<Pipeline> reduce_;                // shaders/splitk_reduce.comp
