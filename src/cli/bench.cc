@@ -3,8 +3,9 @@
 // like llama-bench: tokens per second, mean and standard deviation over repetitions after one
 // warm-up run, and for decode the effective weight bandwidth (weight bytes one token reads x
 // tokens/s: routed experts count only the k used, the embedding table one row). Decode steps are greedy (only the argmax id is
-// read back). --profile (Vulkan): GPU time per op kind of one prefill chunk of -p tokens (and per
-// matrix product) and of one decode step, at the given depth.
+// read back); on Vulkan also the GPU time of a decode step (the rest of the wall time is the host's).
+// --profile (Vulkan): GPU time per op kind and per matrix product of one prefill chunk of -p tokens
+// and of one decode step, at the given depth.
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -32,10 +33,13 @@ struct Result1 {
   std::string test;
   double avg_ts = 0, stddev_ts = 0;
   bool decode = false;
+  double gpu_ms_per_token = 0;  // Vulkan decode: GPU time of a step, from the step's timestamps
 };
 
-// Seconds for one run: prefill `depth` tokens untimed, then `n` tokens as one prefill or as n steps.
-Result<double> time_run(engine::Runner& r, const std::vector<int32_t>& tokens, int depth, int n, bool decode) {
+// Seconds for one run: prefill `depth` tokens untimed, then `n` tokens as one prefill or as n steps
+// (their GPU time added to *gpu_ns).
+Result<double> time_run(engine::Runner& r, const std::vector<int32_t>& tokens, int depth, int n, bool decode,
+                        double* gpu_ns) {
   kv::Cache& cache = r.cache();
   const kv::SeqId seq = 0;
   cache.clear(seq);
@@ -49,6 +53,7 @@ Result<double> time_run(engine::Runner& r, const std::vector<int32_t>& tokens, i
     for (int i = 0; i < n; ++i) {
       ZINC_ASSIGN_OR_RETURN(int32_t ignored, r.decode_greedy(seq, rest.subspan(size_t(i), 1)));
       (void)ignored;
+      *gpu_ns += r.last_step_gpu_ns();
     }
   } else {
     ZINC_ASSIGN_OR_RETURN(auto ignored, r.decode(seq, rest, false));
@@ -61,13 +66,16 @@ Result<Result1> measure(engine::Runner& r, const std::vector<int32_t>& tokens, c
   Result1 res;
   res.decode = decode;
   res.test = (decode ? "tg" : "pp") + std::to_string(n) + (o.depth > 0 ? "@d" + std::to_string(o.depth) : "");
-  ZINC_ASSIGN_OR_RETURN(double warm, time_run(r, tokens, o.depth, n, decode));
+  double gpu_ns = 0;
+  ZINC_ASSIGN_OR_RETURN(double warm, time_run(r, tokens, o.depth, n, decode, &gpu_ns));
   (void)warm;
+  gpu_ns = 0;
   std::vector<double> ts;
   for (int i = 0; i < o.reps; ++i) {
-    ZINC_ASSIGN_OR_RETURN(double s, time_run(r, tokens, o.depth, n, decode));
+    ZINC_ASSIGN_OR_RETURN(double s, time_run(r, tokens, o.depth, n, decode, &gpu_ns));
     ts.push_back(double(n) / s);
   }
+  res.gpu_ms_per_token = gpu_ns / 1e6 / double(n * o.reps);
   for (double x : ts) res.avg_ts += x / double(ts.size());
   for (double x : ts) res.stddev_ts += (x - res.avg_ts) * (x - res.avg_ts);
   res.stddev_ts = ts.size() > 1 ? std::sqrt(res.stddev_ts / double(ts.size() - 1)) : 0.0;
@@ -96,8 +104,8 @@ std::string without_layer(const std::string& name) {
   return dot == std::string::npos ? name : name.substr(dot + 1);
 }
 
-// One step of `tokens` at `depth` with a timestamp after every op: GPU time per op kind, and for
-// prefill per matrix product.
+// One step of `tokens` at `depth` with a timestamp after every op: GPU time per op kind and per
+// matrix product.
 int print_profile_step(engine::Runner& r, const std::vector<int32_t>& tokens, int depth, int n) {
   std::vector<vulkan::OpTiming> timings;
   for (int i = 0; i < 2; ++i) {  // the first run records the command buffer
@@ -115,7 +123,7 @@ int print_profile_step(engine::Runner& r, const std::vector<int32_t>& tokens, in
   for (const auto& t : timings) {
     kinds[t.kind].calls++;
     kinds[t.kind].ns += t.ns;
-    if (n > 1 && t.kind.find("matmul") != std::string::npos) {
+    if (t.kind.find("matmul") != std::string::npos) {
       matmuls[without_layer(t.name)].calls++;
       matmuls[without_layer(t.name)].ns += t.ns;
     }
@@ -192,17 +200,19 @@ int run_bench(const BenchOptions& o) {
       j["avg_ts"] = r.avg_ts;
       j["stddev_ts"] = r.stddev_ts;
       if (r.decode) j["bandwidth_gbs"] = token_bytes * r.avg_ts / 1e9;
+      if (r.gpu_ms_per_token > 0) j["gpu_ms_per_token"] = r.gpu_ms_per_token;
       out.push_back(j);
     }
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
   }
-  std::printf("| model | size | backend | threads | test | t/s | GB/s |\n");
-  std::printf("| --- | ---: | --- | ---: | ---: | ---: | ---: |\n");
+  std::printf("| model | size | backend | threads | test | t/s | GB/s | GPU ms/token |\n");
+  std::printf("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |\n");
   for (const auto& r : results) {
     std::string bw = r.decode ? std::to_string(token_bytes * r.avg_ts / 1e9).substr(0, 6) : "";
-    std::printf("| %s | %.2f MiB | %s | %d | %s | %.2f ± %.2f | %s |\n", name.c_str(), size_bytes / (1 << 20),
-                (*runner)->backend_name(), threads, r.test.c_str(), r.avg_ts, r.stddev_ts, bw.c_str());
+    std::string gpu = r.gpu_ms_per_token > 0 ? std::to_string(r.gpu_ms_per_token).substr(0, 5) : "";
+    std::printf("| %s | %.2f MiB | %s | %d | %s | %.2f ± %.2f | %s | %s |\n", name.c_str(), size_bytes / (1 << 20),
+                (*runner)->backend_name(), threads, r.test.c_str(), r.avg_ts, r.stddev_ts, bw.c_str(), gpu.c_str());
   }
   return 0;
 }

@@ -105,6 +105,7 @@ Result<vulkan::Executor*> Runner::vk_executor(graph::BatchShape shape) {
     auto victim = ex.begin();
     for (auto it = ex.begin(); it != ex.end(); ++it)
       if (it->second->arena_bytes() > victim->second->arena_bytes()) victim = it;
+    if (victim->second.get() == vk_->last) vk_->last = nullptr;
     ex.erase(victim);
   }
   ZINC_ASSIGN_OR_RETURN(auto e, vulkan::Executor::create(*vk_->kernels, *vk_->weights, *vk_->kv,
@@ -177,6 +178,7 @@ Result<std::span<const float>> Runner::decode(const graph::Batch& batch) {
   if (vk_) {
     ZINC_ASSIGN_OR_RETURN(vulkan::Executor * ex, vk_executor(batch.shape()));
     ZINC_RETURN_IF_ERROR(ex->run(batch, *cache_, vulkan::Readback::kLogits));
+    vk_->last = ex;
     end_step(batch);
     return ex->output();
   }
@@ -202,9 +204,12 @@ Result<int32_t> Runner::decode_greedy(kv::SeqId seq, std::span<const int32_t> to
   ZINC_RETURN_IF_ERROR(begin_step(b));
   ZINC_ASSIGN_OR_RETURN(vulkan::Executor * ex, vk_executor(b.shape()));
   ZINC_RETURN_IF_ERROR(ex->run(b, *cache_, vulkan::Readback::kArgmax));
+  vk_->last = ex;
   end_step(b);
   return ex->argmax()[0];
 }
+
+double Runner::last_step_gpu_ns() const { return vk_ && vk_->last ? vk_->last->last_step_gpu_ns() : 0.0; }
 
 namespace {
 size_t state_floats(const graph::StateLayout& layout) {

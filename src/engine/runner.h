@@ -68,6 +68,8 @@ class Runner {
   // As decode(seq, tokens, false), returning only the index of the last row's largest logit
   // (on Vulkan only that id is read back).
   Result<int32_t> decode_greedy(kv::SeqId seq, std::span<const int32_t> tokens);
+  // Vulkan: GPU time of the last step (0 on the CPU or without device timestamps).
+  double last_step_gpu_ns() const;
 
   // The recurrent state of `seq` (kv::Cache's slot layout: per recurrent layer its conv then its
   // delta-net state; empty for models without recurrent layers). On Vulkan the state lives on the
@@ -105,6 +107,7 @@ class Runner {
     std::unique_ptr<vulkan::ModelWeights> weights;
     std::unique_ptr<vulkan::KvPool> kv;
     std::map<std::pair<int64_t, int64_t>, std::unique_ptr<vulkan::Executor>> executors;
+    const vulkan::Executor* last = nullptr;  // that ran the last step
   };
   std::unique_ptr<VulkanState> vk_;
 

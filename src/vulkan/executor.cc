@@ -166,6 +166,9 @@ Status Executor::record(Commands& cmd, Readback readback, TimestampPool* timesta
   if (timestamps) {
     cmd.reset_queries(timestamps->handle(), 0, timestamps->count());
     cmd.write_timestamp(timestamps->handle(), 0);
+  } else if (step_timer_) {
+    cmd.reset_queries(step_timer_->handle(), 0, 2);
+    cmd.write_timestamp(step_timer_->handle(), 0);
   }
   uint32_t index = 0;
   if (timestamps) {
@@ -205,6 +208,7 @@ Status Executor::record(Commands& cmd, Readback readback, TimestampPool* timesta
                                                  uint32_t(out.rows), uint32_t(out.cols)));
   }
   cmd.barrier();
+  if (!timestamps && step_timer_) cmd.write_timestamp(step_timer_->handle(), 1);
   return cmd.end();
 }
 
@@ -351,6 +355,9 @@ Status Executor::run(const graph::Batch& batch, const kv::Cache& cache, Readback
   ZINC_RETURN_IF_ERROR(zero_new_states(batch));
   std::unique_ptr<Commands>& cmd = readback == Readback::kLogits ? logits_cmd_ : argmax_cmd_;
   if (!cmd) {
+    if (!step_timer_ && kernels_.device().caps().timestamps) {
+      ZINC_ASSIGN_OR_RETURN(step_timer_, TimestampPool::create(kernels_.device(), 2));
+    }
     ZINC_ASSIGN_OR_RETURN(auto c, Commands::create(kernels_.device()));
     ZINC_RETURN_IF_ERROR(record(*c, readback, nullptr));
     cmd = std::move(c);
@@ -361,6 +368,12 @@ Status Executor::run(const graph::Batch& batch, const kv::Cache& cache, Readback
 std::span<const float> Executor::output() const {
   const graph::Buffer& out = graph_.buffer(graph_.output());
   return {static_cast<const float*>(logits_->mapped()), size_t(out.n_elements())};
+}
+
+double Executor::last_step_gpu_ns() const {
+  if (!step_timer_) return 0;
+  Result<double> ns = step_timer_->elapsed_ns(0, 1);
+  return ns.ok() ? *ns : 0;
 }
 
 std::span<const int32_t> Executor::argmax() const {

@@ -54,6 +54,9 @@ class Executor {
   // After run(kLogits): [n_outputs, n_vocab]. After run(kArgmax): one id per output row.
   std::span<const float> output() const;
   std::span<const int32_t> argmax() const;
+  // GPU time of the last run(), from timestamps at the start and end of its recording (0 where the
+  // device has no timestamps).
+  double last_step_gpu_ns() const;
 
   // The step again with a barrier and a timestamp after every op: GPU time per op, in graph order.
   Result<std::vector<OpTiming>> profile(const graph::Batch& batch, const kv::Cache& cache);
@@ -137,6 +140,7 @@ class Executor {
   uint32_t n_splits_ = 1;
   std::unique_ptr<Commands> logits_cmd_, argmax_cmd_, profile_cmd_;
   std::unique_ptr<TimestampPool> timestamps_;
+  std::unique_ptr<TimestampPool> step_timer_;  // two queries around run()'s recordings
   std::vector<std::string> profile_kinds_;  // what each timed dispatch group ran
   std::vector<std::string> profile_names_;  // and the name of its (first) graph op
   std::vector<std::pair<uint64_t, uint64_t>> pending_reads_, pending_writes_;

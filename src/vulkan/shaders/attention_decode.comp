@@ -7,7 +7,8 @@
 // end. Needs subgroup arithmetic, dk % 8 == 0, dv % 4 == 0 and 128 % (dv / 4) == 0.
 // Split over the keys (flags bit 1), each workgroup writes its partial record; with flags bit 2
 // the last workgroup of a (token, head group) to finish (counted in `counters`, which it leaves
-// at zero) merges the records into `final_out` itself, so no combine pass is needed.
+// at zero) merges the records into `final_out` itself, so no combine pass is needed. With bit 2,
+// splits past the keys return at once, and when only split 0 has keys it writes `final_out`.
 #extension GL_EXT_control_flow_attributes : enable
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -45,7 +46,7 @@ shared uint srow[kThreads];            // pool rows of the tile's keys
 shared float sred[kMaxG * (kThreads / kMinSubgroupSize)];
 shared vec4 sacc[kThreads * kMaxG];    // per key lane, head and 4 output dims
 shared bool s_last;
-const uint kMaxSplits = 32;
+const uint kMaxSplits = 64;
 shared float s_m[kMaxG * kMaxSplits], s_l[kMaxG * kMaxSplits];
 
 float sigmoid(float x) { return 1.0 / (1.0 + exp(-x)); }
@@ -69,13 +70,13 @@ void merge_splits(uint t, uint h0, uint ng, uint n_live) {
     float total = 0.0;
     vec4 a = vec4(0.0);
     const uint rec0 = (t * p.n_q_heads + h0 + g) * p.n_splits * rec_floats + 2 + d;
-    for (uint s0 = 0; s0 < n_live; s0 += 8) {
-      vec4 v[8];
-      [[unroll]] for (uint u = 0; u < 8; ++u) {
+    for (uint s0 = 0; s0 < n_live; s0 += 16) {
+      vec4 v[16];
+      [[unroll]] for (uint u = 0; u < 16; ++u) {
         const uint r = rec0 + (s0 + u) * rec_floats;
         v[u] = s0 + u < n_live ? vec4(out_[r], out_[r + 1], out_[r + 2], out_[r + 3]) : vec4(0.0);
       }
-      [[unroll]] for (uint u = 0; u < 8; ++u) {
+      [[unroll]] for (uint u = 0; u < 16; ++u) {
         if (s0 + u < n_live) {
           const float w = exp(s_m[g * kMaxSplits + s0 + u] - mx);
           total += s_l[g * kMaxSplits + s0 + u] * w;
@@ -122,7 +123,10 @@ void main() {
   uint chunk = max(p.min_chunk, (n_keys + p.n_splits - 1) / p.n_splits);
   if (chunk > kThreads) chunk = (chunk + kThreads - 1) / kThreads * kThreads;
   const uint begin = split * chunk, end = min(n_keys, begin + chunk);
-  const bool partial = (p.flags & 2u) != 0u;
+  const uint n_live = (n_keys + chunk - 1) / chunk;
+  const bool merge = (p.flags & 6u) == 6u;
+  if (merge && split >= n_live) return;
+  const bool partial = (p.flags & 2u) != 0u && !(merge && n_live == 1);
 
   const uint dk4 = p.dk / 4;
   for (uint i = tid; i < ng * dk4; i += kThreads) {
@@ -237,20 +241,23 @@ void main() {
         const uint o = t * p.out_stride + h * p.dv + 4 * d4;
         const uint gb = t * p.g_stride + p.g_offset + h * p.g_head_stride + 4 * d4;
         const bool gated = (p.flags & 1u) != 0u;
-        [[unroll]] for (uint i = 0; i < 4; ++i)
-          out_[o + i] = a[i] * inv * (gated ? sigmoid(gate[gb + i]) : 1.0);
+        const vec4 r = a * inv;
+        [[unroll]] for (uint i = 0; i < 4; ++i) {
+          if (merge) final_out[o + i] = r[i] * (gated ? sigmoid(gate[gb + i]) : 1.0);
+          else out_[o + i] = r[i] * (gated ? sigmoid(gate[gb + i]) : 1.0);
+        }
       }
     }
   }
-  if (!partial || (p.flags & 4u) == 0u) return;
-  // The partial records are written: count this workgroup; the last one merges.
+  if (!partial || !merge) return;
+  // The partial records are written: count this workgroup; the last live one merges.
   memoryBarrierBuffer();
   barrier();
   const uint counter = t * gl_NumWorkGroups.x + gl_WorkGroupID.x;
-  if (tid == 0) s_last = atomicAdd(counters[counter], 1u) == p.n_splits - 1u;
+  if (tid == 0) s_last = atomicAdd(counters[counter], 1u) == n_live - 1u;
   barrier();
   if (!s_last) return;
   memoryBarrierBuffer();
-  merge_splits(t, h0, ng, min(p.n_splits, (n_keys + chunk - 1) / chunk));
+  merge_splits(t, h0, ng, n_live);
   if (tid == 0) counters[counter] = 0u;
 }
