@@ -162,25 +162,29 @@ int register_all() {
         ->UseManualTime()
         ->Unit(benchmark::kMicrosecond);
   // Workgroup shapes of the staged decode matvec: threads, rows per workgroup (in passes of two
-  // rows per subgroup step), subgroups per step (k_slices) and groups loaded ahead (steps).
+  // rows per subgroup step, or one row of both matrices for the SwiGLU pair), subgroups per step
+  // (k_slices) and groups loaded ahead (steps).
   constexpr Shape kSweep[] = {kShapes[0], kShapes[1], kShapes[2], kShapes[3], {"qkv_8192x2048", 8192, 2048},
                               {"out_2048x4096", 2048, 4096}, {"shexp_512x2048", 512, 2048}};
-  for (const Shape& s : kSweep)
-    for (uint32_t gs : {128u, 256u, 512u})
-      for (uint32_t passes : {1u, 2u})
-        for (uint32_t slices : {1u, 2u, 4u})
-          for (uint32_t steps : {1u, 2u, 4u}) {
-            const uint32_t rows = gs / 32 / slices * 2 * passes;  // 32-lane subgroups
-            if (rows == 0 || (slices > 1 && steps == 4)) continue;
-            benchmark::RegisterBenchmark(("matvec_shape/Q4_K/" + std::string(s.name) + "/t" + std::to_string(gs) +
-                                          "_r" + std::to_string(rows) + "_k" + std::to_string(slices) + "_s" +
-                                          std::to_string(steps))
-                                             .c_str(),
-                                         BM_Matvec, TensorType::Q4_K, s.rows, s.cols, true, false,
-                                         Shaping{gs, rows, slices, steps})
-                ->UseManualTime()
-                ->Unit(benchmark::kMicrosecond);
-          }
+  for (bool swiglu : {false, true})
+    for (const Shape& s : kSweep) {
+      if (swiglu && s.rows != 14336) continue;
+      for (uint32_t gs : {128u, 256u, 512u})
+        for (uint32_t passes : {1u, 2u, 4u, 8u})
+          for (uint32_t slices : {1u, 2u, 4u})
+            for (uint32_t steps : {1u, 2u, 4u}) {
+              const uint32_t rows = gs / 32 / slices * (swiglu ? 1 : 2) * passes;  // 32-lane subgroups
+              if (rows == 0 || (slices > 1 && steps == 4)) continue;
+              benchmark::RegisterBenchmark(("matvec_shape/Q4_K/" + std::string(swiglu ? "swiglu_" : "") + s.name +
+                                            "/t" + std::to_string(gs) + "_r" + std::to_string(rows) + "_k" +
+                                            std::to_string(slices) + "_s" + std::to_string(steps))
+                                               .c_str(),
+                                           BM_Matvec, TensorType::Q4_K, s.rows, s.cols, true, swiglu,
+                                           Shaping{gs, rows, slices, steps})
+                  ->UseManualTime()
+                  ->Unit(benchmark::kMicrosecond);
+            }
+    }
   for (TensorType t : {TensorType::Q4_K, TensorType::Q6_K})
     for (uint32_t n : {512u, 64u})
       for (const Shape& s : kShapes)

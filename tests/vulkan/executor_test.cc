@@ -204,6 +204,8 @@ TEST(VulkanExecutor, AttentionMatchesCpu) {
   check_attention(norm, false, kv::KvType::kF32, 6, 1, 32);
   check_attention(norm, false, kv::KvType::kF16, 4, 2, 32, false, 16, 48);  // 5 of 6 splits live
   check_attention(norm, false, kv::KvType::kF16, 8, 2, 128);  // Llama-3's head dim
+  // 6 query heads per KV head: decode workgroups of 4 and 2 heads, 5 of 6 splits live.
+  check_attention(norm, true, kv::KvType::kF16, 12, 2, 64, false, 16, 48);
   check_attention(norm, false, kv::KvType::kF32, 6, 1, 32, /*rope_q_last=*/true);
 
   auto ff = vector_weight(12, 21, 2.f);

@@ -241,6 +241,11 @@ TEST(VulkanMatvec, StagedAndUnstagedInt8) {
   opt.group_size = 256;
   check_matvec(TensorType::Q2_K, 1100, 256, 1, opt);
   check_matvec(TensorType::Q3_K, 40, 256 * 3, 4, opt);
+  // Enough rows that each subgroup takes several row steps in turn (Matvec::staged_shape).
+  opt.group_size = 0;
+  check_matvec(TensorType::Q8_0, 60001, 64, 2, opt);
+  opt.swiglu = true;
+  check_matvec(TensorType::Q4_0, 30001, 64, 1, opt, 0, true);
 }
 
 // The shared-memory reductions (devices without subgroup arithmetic) and other workgroup shapes.

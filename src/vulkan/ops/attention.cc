@@ -147,10 +147,12 @@ Status Attention::record(Commands& cmd, const AttentionArgs& a, const KvLayerBuf
     dp.flags |= merge ? 4u : 0u;
     const BufferRange db[8] = {buffers[0], buffers[1], buffers[2], buffers[3], buffers[4], buffers[5],
                                a.out.range, merge ? *counters : a.out.range};
-    // At most 4 query heads per KV head: the kernel built for 4 holds half the per-head registers
-    // (on the H200: Llama-3-8B decode attention at depth 4096 1.55 -> 1.35 ms a step).
-    const Pipeline& kernel = group <= 4 ? *decode4_ : *decode_;
-    cmd.dispatch(kernel, db, &dp, sizeof dp, n_kv * n_qsub, n_tokens, n_splits);
+    // Up to 8 query heads per KV head, workgroups of 4: the kernel built for 4 holds half the
+    // per-head registers (on the H200: Llama-3-8B decode attention at depth 4096 1.55 -> 1.35 ms a
+    // step), and a group of 8 in two workgroups doubles the workgroups of models with few KV heads.
+    const uint32_t per_workgroup = group <= 8 ? 4 : kMaxG;
+    const Pipeline& kernel = per_workgroup == 4 ? *decode4_ : *decode_;
+    cmd.dispatch(kernel, db, &dp, sizeof dp, n_kv * ((group + per_workgroup - 1) / per_workgroup), n_tokens, n_splits);
     if (merge) return Status();
   } else {
     cmd.dispatch(*pipeline_, buffers, &push, sizeof push, n_kv * n_qsub, n_tokens, n_splits);

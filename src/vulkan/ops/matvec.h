@@ -111,7 +111,7 @@ class Matvec {
   struct StagedShape {
     uint32_t rows_per_group = 1, k_slices = 1;
   };
-  StagedShape staged_shape(const Staged& staged) const;
+  StagedShape staged_shape(const Staged& staged, uint32_t rows) const;
   const Staged* staged_for(int64_t cols) const;
 };
 
