@@ -133,7 +133,7 @@ int register_all() {
                                     (coopmat ? "coopmat" : "scalar"))
                                        .c_str(),
                                    BM_Prefill, s, coopmat)
-          ->UseManualTime()
+          ->UseManualTime()->Iterations(kGpuIterations)
           ->Unit(benchmark::kMicrosecond);
   for (const Shape& s : kShapes)
     for (uint32_t depth : {0u, 64u, 512u, 4096u})
@@ -142,7 +142,7 @@ int register_all() {
                                       (split ? "/splits" : "/one_split"))
                                          .c_str(),
                                      BM_Decode, s, depth, split)
-            ->UseManualTime()
+            ->UseManualTime()->Iterations(kGpuIterations)
             ->Unit(benchmark::kMicrosecond);
   return 0;
 }

@@ -57,6 +57,11 @@ struct BenchDevice {
   }
 };
 
+// Iterations of every GPU-timed benchmark. Their manual time is the GPU time of one op, a few
+// microseconds, so the library's minimum-time rule would run thousands of submissions (each a
+// host round trip of `reps` ops) per case; 20 give the mean of 20 * reps ops.
+constexpr int kGpuIterations = 20;
+
 template <typename Fn>
 void time_gpu(benchmark::State& state, Commands& commands, const TimestampPool* timestamps, int reps,
               double bytes_per_op, double flop_per_op, Fn&& fn) {

@@ -150,16 +150,16 @@ int register_all() {
       for (bool int8 : {true, false})
         benchmark::RegisterBenchmark(("matvec/" + tn + "/" + s.name + (int8 ? "/int8" : "/float")).c_str(), BM_Matvec,
                                      t, s.rows, s.cols, int8, false, Shaping{})
-            ->UseManualTime()
+            ->UseManualTime()->Iterations(kGpuIterations)
             ->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark(("matvec_swiglu/" + tn + "/gate_up_14336x4096").c_str(), BM_Matvec, t, 14336, 4096,
                                  true, true, Shaping{})
-        ->UseManualTime()
+        ->UseManualTime()->Iterations(kGpuIterations)
         ->Unit(benchmark::kMicrosecond);
   }
   for (uint32_t n : {2048u, 65536u})
     benchmark::RegisterBenchmark(("floor/add_" + std::to_string(n)).c_str(), BM_DispatchFloor, n)
-        ->UseManualTime()
+        ->UseManualTime()->Iterations(kGpuIterations)
         ->Unit(benchmark::kMicrosecond);
   // Workgroup shapes of the staged decode matvec: threads, rows per workgroup (in passes of two
   // rows per subgroup step, or one row of both matrices for the SwiGLU pair), subgroups per step
@@ -181,7 +181,7 @@ int register_all() {
                                                .c_str(),
                                            BM_Matvec, TensorType::Q4_K, s.rows, s.cols, true, swiglu,
                                            Shaping{gs, rows, slices, steps})
-                  ->UseManualTime()
+                  ->UseManualTime()->Iterations(kGpuIterations)
                   ->Unit(benchmark::kMicrosecond);
             }
     }
@@ -194,7 +194,7 @@ int register_all() {
                                         (coopmat ? "/coopmat" : "/scalar"))
                                            .c_str(),
                                        BM_Gemm, t, s.rows, s.cols, n, coopmat, -1)
-              ->UseManualTime()
+              ->UseManualTime()->Iterations(kGpuIterations)
               ->Unit(benchmark::kMicrosecond);
         }
   // Every cooperative-matrix tile (ops::Gemm::coopmat_tiles) on the layer shapes.
@@ -207,7 +207,7 @@ int register_all() {
                                       std::to_string(tile.sg_rows))
                                          .c_str(),
                                      BM_Gemm, TensorType::Q4_K, kShapes[s].rows, kShapes[s].cols, n, true, int(i))
-            ->UseManualTime()
+            ->UseManualTime()->Iterations(kGpuIterations)
             ->Unit(benchmark::kMicrosecond);
       }
   return 0;

@@ -100,7 +100,7 @@ int register_all() {
                                       (fused ? "norm_rope_kv_write" : "qk_norm+rope_kv_write"))
                                          .c_str(),
                                      BM_RopeKv, s, n, fused)
-            ->UseManualTime()
+            ->UseManualTime()->Iterations(kGpuIterations)
             ->Unit(benchmark::kMicrosecond);
   return 0;
 }
