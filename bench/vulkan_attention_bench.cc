@@ -129,21 +129,16 @@ void BM_Decode(benchmark::State& state, Shape s, uint32_t depth, bool split) {
 int register_all() {
   for (const Shape& s : kShapes)
     for (bool coopmat : {true, false})
-      benchmark::RegisterBenchmark(("attention_prefill/" + std::string(s.name) + "/512tok/" +
-                                    (coopmat ? "coopmat" : "scalar"))
-                                       .c_str(),
-                                   BM_Prefill, s, coopmat)
-          ->UseManualTime()->Iterations(kGpuIterations)
-          ->Unit(benchmark::kMicrosecond);
+      gpu_timed(benchmark::RegisterBenchmark(
+          ("attention_prefill/" + std::string(s.name) + "/512tok/" + (coopmat ? "coopmat" : "scalar")).c_str(),
+          BM_Prefill, s, coopmat));
   for (const Shape& s : kShapes)
     for (uint32_t depth : {0u, 64u, 512u, 4096u})
       for (bool split : {true, false})
-        benchmark::RegisterBenchmark((std::string("attention_decode/") + s.name + "/depth" + std::to_string(depth) +
-                                      (split ? "/splits" : "/one_split"))
-                                         .c_str(),
-                                     BM_Decode, s, depth, split)
-            ->UseManualTime()->Iterations(kGpuIterations)
-            ->Unit(benchmark::kMicrosecond);
+        gpu_timed(benchmark::RegisterBenchmark((std::string("attention_decode/") + s.name + "/depth" +
+                                                std::to_string(depth) + (split ? "/splits" : "/one_split"))
+                                                   .c_str(),
+                                               BM_Decode, s, depth, split));
   return 0;
 }
 const int kRegistered = register_all();

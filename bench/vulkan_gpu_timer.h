@@ -62,6 +62,11 @@ struct BenchDevice {
 // host round trip of `reps` ops) per case; 20 give the mean of 20 * reps ops.
 constexpr int kGpuIterations = 20;
 
+// A registered GPU-timed case: manual time in microseconds over kGpuIterations iterations.
+inline void gpu_timed(benchmark::internal::Benchmark* b) {
+  b->UseManualTime()->Iterations(kGpuIterations)->Unit(benchmark::kMicrosecond);
+}
+
 template <typename Fn>
 void time_gpu(benchmark::State& state, Commands& commands, const TimestampPool* timestamps, int reps,
               double bytes_per_op, double flop_per_op, Fn&& fn) {

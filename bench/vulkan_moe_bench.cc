@@ -250,59 +250,53 @@ int register_all() {
     for (uint32_t n : {1u, 4u})
       for (bool int8 : {true, false}) {
         const std::string suffix = "/tokens" + std::to_string(n) + (int8 ? "/int8" : "/float");
-        benchmark::RegisterBenchmark(("moe_matvec/gate_up/" + tn + suffix).c_str(), BM_MoeMatvec, t, true, n, int8,
-                                     0u, 0u)
-            ->UseManualTime()->Iterations(kGpuIterations)->Unit(benchmark::kMicrosecond);
-        benchmark::RegisterBenchmark(("moe_matvec/down/" + tn + suffix).c_str(), BM_MoeMatvec, t, false, n, int8,
-                                     0u, 0u)
-            ->UseManualTime()->Iterations(kGpuIterations)->Unit(benchmark::kMicrosecond);
+        gpu_timed(benchmark::RegisterBenchmark(("moe_matvec/gate_up/" + tn + suffix).c_str(), BM_MoeMatvec, t, true, n,
+                                               int8, 0u, 0u));
+        gpu_timed(benchmark::RegisterBenchmark(("moe_matvec/down/" + tn + suffix).c_str(), BM_MoeMatvec, t, false, n,
+                                               int8, 0u, 0u));
       }
-    benchmark::RegisterBenchmark(("shared_expert/" + tn).c_str(), BM_SharedExpert, t)
-        ->UseManualTime()->Iterations(kGpuIterations)->Unit(benchmark::kMicrosecond);
+    gpu_timed(benchmark::RegisterBenchmark(("shared_expert/" + tn).c_str(), BM_SharedExpert, t));
   }
   // Workgroup shapes (threads, rows per row set) for one token, Q4_K int8.
   for (bool gate_up : {true, false})
     for (uint32_t gs : {64u, 128u, 256u})
       for (uint32_t rows : {1u, 2u, 4u})
-        benchmark::RegisterBenchmark((std::string("moe_matvec_shape/") + (gate_up ? "gate_up" : "down") + "/threads" +
-                                      std::to_string(gs) + "/rows" + std::to_string(rows))
-                                         .c_str(),
-                                     BM_MoeMatvec, TensorType::Q4_K, gate_up, 1u, true, gs, rows)
-            ->UseManualTime()->Iterations(kGpuIterations)->Unit(benchmark::kMicrosecond);
-  benchmark::RegisterBenchmark("moe_route/256x8", BM_MoeRoute)->UseManualTime()->Iterations(kGpuIterations)->Unit(benchmark::kMicrosecond);
+        gpu_timed(benchmark::RegisterBenchmark((std::string("moe_matvec_shape/") + (gate_up ? "gate_up" : "down") +
+                                                "/threads" + std::to_string(gs) + "/rows" + std::to_string(rows))
+                                                   .c_str(),
+                                               BM_MoeMatvec, TensorType::Q4_K, gate_up, 1u, true, gs, rows));
+  gpu_timed(benchmark::RegisterBenchmark("moe_route/256x8", BM_MoeRoute));
   for (uint32_t n : {1u, 4u}) {
-    benchmark::RegisterBenchmark(("delta_net_decode/seqs" + std::to_string(n)).c_str(), BM_DeltaNet, n, false,
-                                 DeltaNetPart::kBoth, ops::DeltaNetKernel::kTokens, ops::ConvKernel::kAuto, 16u)
-        ->UseManualTime()->Iterations(kGpuIterations)->Unit(benchmark::kMicrosecond);
+    gpu_timed(benchmark::RegisterBenchmark(("delta_net_decode/seqs" + std::to_string(n)).c_str(), BM_DeltaNet, n, false,
+                                           DeltaNetPart::kBoth, ops::DeltaNetKernel::kTokens, ops::ConvKernel::kAuto,
+                                           16u));
     for (auto k : {ops::ConvKernel::kTokens, ops::ConvKernel::kBatched})
-      benchmark::RegisterBenchmark(("ssm_conv1d_decode/seqs" + std::to_string(n) +
-                                    (k == ops::ConvKernel::kBatched ? "/batched" : "/tokens")).c_str(),
-                                   BM_DeltaNet, n, false, DeltaNetPart::kConv, ops::DeltaNetKernel::kTokens, k, 16u)
-          ->UseManualTime()->Iterations(kGpuIterations)->Unit(benchmark::kMicrosecond);
+      gpu_timed(benchmark::RegisterBenchmark(
+          ("ssm_conv1d_decode/seqs" + std::to_string(n) + (k == ops::ConvKernel::kBatched ? "/batched" : "/tokens"))
+              .c_str(),
+          BM_DeltaNet, n, false, DeltaNetPart::kConv, ops::DeltaNetKernel::kTokens, k, 16u));
   }
   // Prefill of one 512-token sequence: the conv (batched kernel; by token for comparison) and the
   // delta net (chunked; by token for comparison) timed apart.
   for (auto k : {ops::ConvKernel::kBatched, ops::ConvKernel::kTokens})
-    benchmark::RegisterBenchmark(k == ops::ConvKernel::kBatched ? "ssm_conv1d_prefill512"
-                                                                : "ssm_conv1d_prefill512/tokens",
-                                 BM_DeltaNet, 512u, true, DeltaNetPart::kConv, ops::DeltaNetKernel::kChunked, k, 16u)
-        ->UseManualTime()->Iterations(kGpuIterations)->Unit(benchmark::kMicrosecond);
+    gpu_timed(benchmark::RegisterBenchmark(
+        k == ops::ConvKernel::kBatched ? "ssm_conv1d_prefill512" : "ssm_conv1d_prefill512/tokens", BM_DeltaNet, 512u,
+        true, DeltaNetPart::kConv, ops::DeltaNetKernel::kChunked, k, 16u));
   // chunked: 16 state rows per workgroup (the default), chunked_rows8: 8.
   for (auto k : {ops::DeltaNetKernel::kChunked, ops::DeltaNetKernel::kTokens})
-    benchmark::RegisterBenchmark((std::string("delta_net_prefill512/") +
-                                  (k == ops::DeltaNetKernel::kChunked ? "chunked" : "tokens")).c_str(),
-                                 BM_DeltaNet, 512u, true, DeltaNetPart::kDelta, k, ops::ConvKernel::kBatched, 16u)
-        ->UseManualTime()->Iterations(kGpuIterations)->Unit(benchmark::kMicrosecond);
-  benchmark::RegisterBenchmark("delta_net_prefill512/chunked_rows8", BM_DeltaNet, 512u, true, DeltaNetPart::kDelta,
-                               ops::DeltaNetKernel::kChunked, ops::ConvKernel::kBatched, 8u)
-      ->UseManualTime()->Iterations(kGpuIterations)->Unit(benchmark::kMicrosecond);
+    gpu_timed(benchmark::RegisterBenchmark(
+        (std::string("delta_net_prefill512/") + (k == ops::DeltaNetKernel::kChunked ? "chunked" : "tokens")).c_str(),
+        BM_DeltaNet, 512u, true, DeltaNetPart::kDelta, k, ops::ConvKernel::kBatched, 16u));
+  gpu_timed(benchmark::RegisterBenchmark("delta_net_prefill512/chunked_rows8", BM_DeltaNet, 512u, true,
+                                         DeltaNetPart::kDelta, ops::DeltaNetKernel::kChunked, ops::ConvKernel::kBatched,
+                                         8u));
   for (bool coopmat : {true, false})
     for (uint32_t tile : {0u, 32u, 64u})  // 0: the op's choice for the shape
-      benchmark::RegisterBenchmark((std::string("moe_gemm/gate_up/Q4_K/tokens512/") + (coopmat ? "coopmat" : "scalar") +
-                                    "/slots" + (tile ? std::to_string(tile) : "auto"))
-                                       .c_str(),
-                                   BM_MoeGemm, TensorType::Q4_K, 512u, coopmat, tile)
-          ->UseManualTime()->Iterations(kGpuIterations)->Unit(benchmark::kMicrosecond);
+      gpu_timed(benchmark::RegisterBenchmark(
+          (std::string("moe_gemm/gate_up/Q4_K/tokens512/") + (coopmat ? "coopmat" : "scalar") + "/slots" +
+           (tile ? std::to_string(tile) : "auto"))
+              .c_str(),
+          BM_MoeGemm, TensorType::Q4_K, 512u, coopmat, tile));
   return 0;
 }
 const int registered = register_all();

@@ -148,19 +148,13 @@ int register_all() {
     const std::string tn(type_name(t));
     for (const Shape& s : kShapes)
       for (bool int8 : {true, false})
-        benchmark::RegisterBenchmark(("matvec/" + tn + "/" + s.name + (int8 ? "/int8" : "/float")).c_str(), BM_Matvec,
-                                     t, s.rows, s.cols, int8, false, Shaping{})
-            ->UseManualTime()->Iterations(kGpuIterations)
-            ->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark(("matvec_swiglu/" + tn + "/gate_up_14336x4096").c_str(), BM_Matvec, t, 14336, 4096,
-                                 true, true, Shaping{})
-        ->UseManualTime()->Iterations(kGpuIterations)
-        ->Unit(benchmark::kMicrosecond);
+        gpu_timed(benchmark::RegisterBenchmark(("matvec/" + tn + "/" + s.name + (int8 ? "/int8" : "/float")).c_str(),
+                                               BM_Matvec, t, s.rows, s.cols, int8, false, Shaping{}));
+    gpu_timed(benchmark::RegisterBenchmark(("matvec_swiglu/" + tn + "/gate_up_14336x4096").c_str(), BM_Matvec, t, 14336,
+                                           4096, true, true, Shaping{}));
   }
   for (uint32_t n : {2048u, 65536u})
-    benchmark::RegisterBenchmark(("floor/add_" + std::to_string(n)).c_str(), BM_DispatchFloor, n)
-        ->UseManualTime()->Iterations(kGpuIterations)
-        ->Unit(benchmark::kMicrosecond);
+    gpu_timed(benchmark::RegisterBenchmark(("floor/add_" + std::to_string(n)).c_str(), BM_DispatchFloor, n));
   // Workgroup shapes of the staged decode matvec: threads, rows per workgroup (in passes of two
   // rows per subgroup step, or one row of both matrices for the SwiGLU pair), subgroups per step
   // (k_slices) and groups loaded ahead (steps).
@@ -175,14 +169,11 @@ int register_all() {
             for (uint32_t steps : {1u, 2u, 4u}) {
               const uint32_t rows = gs / 32 / slices * (swiglu ? 1 : 2) * passes;  // 32-lane subgroups
               if (rows == 0 || (slices > 1 && steps == 4)) continue;
-              benchmark::RegisterBenchmark(("matvec_shape/Q4_K/" + std::string(swiglu ? "swiglu_" : "") + s.name +
-                                            "/t" + std::to_string(gs) + "_r" + std::to_string(rows) + "_k" +
-                                            std::to_string(slices) + "_s" + std::to_string(steps))
-                                               .c_str(),
-                                           BM_Matvec, TensorType::Q4_K, s.rows, s.cols, true, swiglu,
-                                           Shaping{gs, rows, slices, steps})
-                  ->UseManualTime()->Iterations(kGpuIterations)
-                  ->Unit(benchmark::kMicrosecond);
+              gpu_timed(benchmark::RegisterBenchmark(
+                  ("matvec_shape/Q4_K/" + std::string(swiglu ? "swiglu_" : "") + s.name + "/t" + std::to_string(gs) +
+                   "_r" + std::to_string(rows) + "_k" + std::to_string(slices) + "_s" + std::to_string(steps))
+                      .c_str(),
+                  BM_Matvec, TensorType::Q4_K, s.rows, s.cols, true, swiglu, Shaping{gs, rows, slices, steps}));
             }
     }
   for (TensorType t : {TensorType::Q4_K, TensorType::Q6_K})
@@ -190,25 +181,21 @@ int register_all() {
       for (const Shape& s : kShapes)
         for (bool coopmat : {true, false}) {
           if (!coopmat && n != 512) continue;
-          benchmark::RegisterBenchmark(("gemm" + std::to_string(n) + "/" + std::string(type_name(t)) + "/" + s.name +
-                                        (coopmat ? "/coopmat" : "/scalar"))
-                                           .c_str(),
-                                       BM_Gemm, t, s.rows, s.cols, n, coopmat, -1)
-              ->UseManualTime()->Iterations(kGpuIterations)
-              ->Unit(benchmark::kMicrosecond);
+          gpu_timed(benchmark::RegisterBenchmark(("gemm" + std::to_string(n) + "/" + std::string(type_name(t)) + "/" +
+                                                  s.name + (coopmat ? "/coopmat" : "/scalar"))
+                                                     .c_str(),
+                                                 BM_Gemm, t, s.rows, s.cols, n, coopmat, -1));
         }
   // Every cooperative-matrix tile (ops::Gemm::coopmat_tiles) on the layer shapes.
   for (uint32_t n : {512u, 64u})
     for (size_t s = 0; s < 4; ++s)
       for (size_t i = 0; i < ops::Gemm::coopmat_tiles().size(); ++i) {
         const ops::GemmTile& tile = ops::Gemm::coopmat_tiles()[i];
-        benchmark::RegisterBenchmark(("gemm_tile/Q4_K/" + std::string(kShapes[s].name) + "/" + std::to_string(n) + "/" +
-                                      std::to_string(tile.rows) + "x" + std::to_string(tile.tokens) + "_sg" +
-                                      std::to_string(tile.sg_rows))
-                                         .c_str(),
-                                     BM_Gemm, TensorType::Q4_K, kShapes[s].rows, kShapes[s].cols, n, true, int(i))
-            ->UseManualTime()->Iterations(kGpuIterations)
-            ->Unit(benchmark::kMicrosecond);
+        gpu_timed(benchmark::RegisterBenchmark(
+            ("gemm_tile/Q4_K/" + std::string(kShapes[s].name) + "/" + std::to_string(n) + "/" +
+             std::to_string(tile.rows) + "x" + std::to_string(tile.tokens) + "_sg" + std::to_string(tile.sg_rows))
+                .c_str(),
+            BM_Gemm, TensorType::Q4_K, kShapes[s].rows, kShapes[s].cols, n, true, int(i)));
       }
   return 0;
 }

@@ -96,12 +96,10 @@ int register_all() {
   for (const Shape& s : kShapes)
     for (uint32_t n : {1u, kMaxTokens})
       for (bool fused : {true, false})
-        benchmark::RegisterBenchmark((std::string(s.name) + "/" + std::to_string(n) + "tok/" +
-                                      (fused ? "norm_rope_kv_write" : "qk_norm+rope_kv_write"))
-                                         .c_str(),
-                                     BM_RopeKv, s, n, fused)
-            ->UseManualTime()->Iterations(kGpuIterations)
-            ->Unit(benchmark::kMicrosecond);
+        gpu_timed(benchmark::RegisterBenchmark((std::string(s.name) + "/" + std::to_string(n) + "tok/" +
+                                                (fused ? "norm_rope_kv_write" : "qk_norm+rope_kv_write"))
+                                                   .c_str(),
+                                               BM_RopeKv, s, n, fused));
   return 0;
 }
 const int kRegistered = register_all();
