@@ -1,6 +1,6 @@
 // What the Vulkan benchmarks share: the default device with an uploader, a command buffer and
 // two timestamps (BenchDevice, which also fills buffers with random values), and GPU timing: `reps` back-to-back recordings of
-// fn(commands, index) with a barrier after each, timed with two timestamps, reported as manual
+// fn(commands, index) with a compute barrier after each (as between dependent ops of a step), timed with two timestamps, reported as manual
 // time per op and the counters GB/s (bytes_per_op), TFLOP/s (flop_per_op, when given) and us.
 #pragma once
 
@@ -81,7 +81,7 @@ void time_gpu(benchmark::State& state, Commands& commands, const TimestampPool* 
     for (int r = 0; r < reps; ++r) {
       const Status s = fn(commands, index++);
       if (!s.ok()) return state.SkipWithError(s.message().c_str());
-      commands.barrier();
+      commands.compute_barrier();
     }
     commands.write_timestamp(timestamps->handle(), 1);
     if (!commands.end().ok() || !commands.submit_and_wait().ok()) return state.SkipWithError("submit");

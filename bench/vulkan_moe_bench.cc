@@ -145,7 +145,7 @@ void BM_SharedExpert(benchmark::State& state, TensorType type) {
     const size_t l = size_t(i) % gu.size();
     ZINC_RETURN_IF_ERROR((*pair)->record_swiglu(cmd, *gu[l], *gu[(l + 1) % gu.size()], {{c.x.get()}, kEmbd},
                                                 {{c.act.get()}, kFf}, 1));
-    cmd.barrier();
+    cmd.compute_barrier();
     return (*down)->record(cmd, *d[l], {{c.act.get()}, kFf}, {{c.y.get()}, kEmbd}, 1);
   });
 }
@@ -204,7 +204,7 @@ void BM_DeltaNet(benchmark::State& state, uint32_t n_tokens, bool one_seq, Delta
                                            l * (conv_floats + ssm_floats), {{c.y.get()}, kConvDim}, n_tokens,
                                            kConvDim, kTaps));
       if (part == DeltaNetPart::kConv) return Status();
-      cmd.barrier();
+      cmd.compute_barrier();
     }
     Buffer* in = (part == DeltaNetPart::kDelta ? c.x : c.y).get();  // the delta net alone reads random rows
     return (*gdn)->record(cmd, shape, {{in}, kConvDim}, {{small.get()}, kHv}, {{small.get()}, kHv},
@@ -236,7 +236,7 @@ void BM_MoeGemm(benchmark::State& state, TensorType type, uint32_t n_tokens, boo
   time_gpu(state, *c.commands, c.timestamps.get(), 5, 2.0 * double(bytes), 0, [&](Commands& cmd, int i) -> Status {
     const size_t l = size_t(i) % w.size();
     ZINC_RETURN_IF_ERROR((*pair)->record_group(cmd, {ids.get()}, kExperts, scratch, n_tokens, kUsed));
-    cmd.barrier();
+    cmd.compute_barrier();
     return (*pair)->record_swiglu(cmd, *w[l], *w[(l + 1) % w.size()], kExperts, {{c.x.get()}, kEmbd}, scratch,
                                   {{c.misc.get()}, kFf}, n_tokens, kUsed);
   });

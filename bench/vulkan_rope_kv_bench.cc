@@ -86,7 +86,7 @@ void BM_RopeKv(benchmark::State& state, Shape s, uint32_t n_tokens, bool fused) 
     if (!fused) {
       ZINC_RETURN_IF_ERROR(c.qk_norm->record(cmd, q, qh, w, n_tokens, 1e-6f));
       ZINC_RETURN_IF_ERROR(c.qk_norm->record(cmd, k, kh, w, n_tokens, 1e-6f));
-      cmd.barrier();
+      cmd.compute_barrier();
     }
     return c.kv_write->record_rope(cmd, args, k, kh, v, kh, layer, step, n_tokens);
   });

@@ -147,7 +147,7 @@ void Executor::access(Commands& cmd, std::span<const Range> reads, std::span<con
   for (const Range& r : reads) hazard = hazard || overlaps(r, pending_writes_);
   for (const Range& w : writes) hazard = hazard || overlaps(w, pending_writes_) || overlaps(w, pending_reads_);
   if (hazard) {
-    cmd.barrier();
+    cmd.compute_barrier();
     ++n_barriers_;
     pending_reads_.clear();
     pending_writes_.clear();
@@ -188,7 +188,7 @@ Status Executor::record(Commands& cmd, Readback readback, TimestampPool* timesta
     if (s.ok()) s = f ? record_rope_kv(cmd, *f) : record_op(cmd, i);
     if (!s.ok()) return error("%s (%s): %s", ops[i].name.c_str(), graph::op_kind_name(ops[i].params), s.message().c_str());
     if (timestamps) {
-      cmd.barrier();
+      cmd.compute_barrier();
       pending_reads_.clear();
       pending_writes_.clear();
       cmd.write_timestamp(timestamps->handle(), ++index);

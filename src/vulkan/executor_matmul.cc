@@ -15,7 +15,7 @@ Status Executor::record_matmul(Commands& cmd, size_t index, const graph::Matmul&
   const graph::Matmul* m = &matmul;
   const Range scratch{g.arena_bytes(), g.arena_bytes() + scratch_->size_bytes()};
   auto inner_barrier = [&] {
-    cmd.barrier();
+    cmd.compute_barrier();
     ++n_barriers_;
     pending_reads_.clear();
     pending_writes_.clear();

@@ -32,7 +32,7 @@ Status Executor::record_moe_op(Commands& cmd, size_t index) {
   const bool folded = fold != residual_folds_.end();
   const Range moe_scratch{~0ull / 2, ~0ull / 2 + 1};
   auto inner_barrier = [&] {
-    cmd.barrier();
+    cmd.compute_barrier();
     ++n_barriers_;
     pending_reads_.clear();
     pending_writes_.clear();

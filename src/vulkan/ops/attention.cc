@@ -158,7 +158,7 @@ Status Attention::record(Commands& cmd, const AttentionArgs& a, const KvLayerBuf
     cmd.dispatch(*pipeline_, buffers, &push, sizeof push, n_kv * n_qsub, n_tokens, n_splits);
   }
   if (n_splits == 1) return Status();
-  cmd.barrier();
+  cmd.compute_barrier();
   const CombinePush cp{n_q, layer.head_dim_v, n_splits, a.gate ? 1u : 0u, a.out.stride, g.stride,
                        uint32_t(a.gate_heads.head_stride), uint32_t(a.gate_heads.offset)};
   const BufferRange cb[3] = {*partials, g.range, a.out.range};

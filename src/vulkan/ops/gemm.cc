@@ -146,7 +146,7 @@ Status Gemm::record(Commands& cmd, const WeightBuffer& w, const Activations& x, 
       cmd.dispatch(*pipeline, buffers, &push, sizeof push, row_tiles, token_tiles, splits);
   }
   if (splits == 1) return Status();
-  cmd.barrier();
+  cmd.compute_barrier();
   const ReducePush rp{rows, n_tokens, splits, part.stride, y.stride, 0, residual ? 1u : 0u, 0};
   const BufferRange rb[3] = {part.range, y.range, residual ? residual->range : y.range};
   const Grid grid = grid_for((rows * n_tokens + 255) / 256);

@@ -116,7 +116,7 @@ Status MoeGemm::record_down(Commands& cmd, const WeightBuffer& w, uint32_t n_exp
   if (swiglu_) return error("this moe_gemm was made for gate/up pairs: use record_swiglu");
   if (n_tokens * k == 0) return Status();
   ZINC_RETURN_IF_ERROR(record_gemm(cmd, w, nullptr, n_expert, x, scratch, scratch.expert_out, n_tokens * k, k));
-  cmd.barrier();
+  cmd.compute_barrier();
   const uint32_t rows = uint32_t(w.rows() / n_expert);
   if (y.stride < rows) return error("moe_gemm y stride %u is less than rows %u", y.stride, rows);
   const CombinePush push{rows, n_tokens, k, scratch.expert_out.stride, y.stride, accumulate ? 1u : 0u};
