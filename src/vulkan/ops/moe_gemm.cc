@@ -22,7 +22,7 @@ struct CombinePush {
 MoeGemm::~MoeGemm() = default;
 
 uint32_t MoeGemm::slot_tile_for(uint32_t n_slots, uint32_t n_expert) {
-  return n_slots < 32 * n_expert ? 32 : 64;
+  return n_slots < 48 * n_expert ? 32 : 64;
 }
 
 uint32_t MoeGemm::max_tiles(uint32_t n_slots, uint32_t n_expert) {

@@ -30,6 +30,8 @@ class MoeGemm {
                                                  uint32_t slot_tile = 0, bool coopmat = true);
   ~MoeGemm();
 
+  // 32 slots per tile below 48 slots per expert on average, else 64 (on the H200 the 30B's
+  // 512-token chunk, 32 slots per expert, prefills at 8283 tok/s with 32 against 8125-8150 with 64).
   static uint32_t slot_tile_for(uint32_t n_slots, uint32_t n_expert);
   bool uses_coopmat() const { return coopmat_; }
   // Tiles of a batch at the smallest slot tile (scratch.tiles holds 16 bytes each).
