@@ -1,7 +1,8 @@
 // What the Vulkan benchmarks share: the default device with an uploader, a command buffer and
-// two timestamps (BenchDevice, which also fills buffers with random values), and GPU timing: `reps` back-to-back recordings of
-// fn(commands, index) with a compute barrier after each (as between dependent ops of a step), timed with two timestamps, reported as manual
-// time per op and the counters GB/s (bytes_per_op), TFLOP/s (flop_per_op, when given) and us.
+// two timestamps (BenchDevice, which also fills buffers with random values), and GPU timing:
+// `reps` back-to-back recordings of fn(commands, index) with a compute barrier after each (as
+// between dependent ops of a step), timed with two timestamps, reported as manual time per op and
+// the counters GB/s (bytes_per_op), TFLOP/s (flop_per_op, when given) and us.
 #pragma once
 
 #include <benchmark/benchmark.h>

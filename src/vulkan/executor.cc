@@ -142,16 +142,18 @@ ops::Activations Executor::act(graph::BufferId id) const {
   return {{arena_.get(), b.offset_bytes, std::max<uint64_t>(b.size_bytes(), 4)}, uint32_t(b.cols)};
 }
 
+void Executor::barrier(Commands& cmd) {
+  cmd.compute_barrier();
+  ++n_barriers_;
+  pending_reads_.clear();
+  pending_writes_.clear();
+}
+
 void Executor::access(Commands& cmd, std::span<const Range> reads, std::span<const Range> writes) {
   bool hazard = false;
   for (const Range& r : reads) hazard = hazard || overlaps(r, pending_writes_);
   for (const Range& w : writes) hazard = hazard || overlaps(w, pending_writes_) || overlaps(w, pending_reads_);
-  if (hazard) {
-    cmd.compute_barrier();
-    ++n_barriers_;
-    pending_reads_.clear();
-    pending_writes_.clear();
-  }
+  if (hazard) barrier(cmd);
   pending_reads_.insert(pending_reads_.end(), reads.begin(), reads.end());
   pending_writes_.insert(pending_writes_.end(), writes.begin(), writes.end());
 }

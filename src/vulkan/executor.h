@@ -116,6 +116,8 @@ class Executor {
   // Zeroes the device recurrent state of the batch's sequences that start at position 0.
   Status zero_new_states(const graph::Batch& batch);
   ops::Activations act(graph::BufferId id) const;
+  // A compute barrier that also ends the tracked reads and writes.
+  void barrier(Commands& cmd);
   // Barrier tracking: ranges of a notional address space (arena, scratch, KV layers).
   void access(Commands& cmd, std::span<const std::pair<uint64_t, uint64_t>> reads,
               std::span<const std::pair<uint64_t, uint64_t>> writes);

@@ -14,12 +14,6 @@ Status Executor::record_matmul(Commands& cmd, size_t index, const graph::Matmul&
   const graph::Graph& g = graph_;
   const graph::Matmul* m = &matmul;
   const Range scratch{g.arena_bytes(), g.arena_bytes() + scratch_->size_bytes()};
-  auto inner_barrier = [&] {
-    cmd.compute_barrier();
-    ++n_barriers_;
-    pending_reads_.clear();
-    pending_writes_.clear();
-  };
   const uint32_t rows = uint32_t(g.buffer(m->in).rows);
   const WeightBuffer* w = weights_.matrix(m->w);
   const WeightBuffer* up = m->up ? weights_.matrix(m->up) : nullptr;
@@ -101,7 +95,7 @@ Status Executor::record_matmul(Commands& cmd, size_t index, const graph::Matmul&
     if (up) {
       const ops::Activations u{{scratch_.get(), 0, VK_WHOLE_SIZE}, y.stride};
       ZINC_RETURN_IF_ERROR(mul(*up, u));
-      inner_barrier();
+      barrier(cmd);
       const uint32_t n = uint32_t(g.buffer(m->out).n_elements());
       ZINC_RETURN_IF_ERROR(kernels_.swiglu->record(cmd, y.range, u.range, y.range, n));
       const Range wr2[1] = {range_of(out)}, rd2[2] = {range_of(out), scratch};
@@ -109,7 +103,7 @@ Status Executor::record_matmul(Commands& cmd, size_t index, const graph::Matmul&
     }
   }
   if (m->bias) {
-    inner_barrier();
+    barrier(cmd);
     const Range rw[1] = {range_of(out)};
     access(cmd, rw, rw);
     return kernels_.add_bias->record(cmd, y, weights_.vector(m->bias), uint32_t(m->w->rows()), rows);

@@ -31,12 +31,6 @@ Status Executor::record_moe_op(Commands& cmd, size_t index) {
   const auto fold = residual_folds_.find(index);  // executor_fusion.cc: add into the stream
   const bool folded = fold != residual_folds_.end();
   const Range moe_scratch{~0ull / 2, ~0ull / 2 + 1};
-  auto inner_barrier = [&] {
-    cmd.compute_barrier();
-    ++n_barriers_;
-    pending_reads_.clear();
-    pending_writes_.clear();
-  };
   if (const auto* r = std::get_if<graph::MoeRoute>(&op.params)) {
     if (r->gating != graph::MoeGating::kSoftmax) return error("only softmax gating runs on Vulkan");
     if (r->k <= 0 || uint32_t(r->k) > ops::MoeRoute::kMaxK) return error("top-%d routing (at most %u)", r->k, ops::MoeRoute::kMaxK);
@@ -99,7 +93,7 @@ Status Executor::record_moe_op(Commands& cmd, size_t index) {
     const Range ids_rd[1] = {range_of(m->ids)}, scratch_wr[1] = {moe_scratch};
     access(cmd, ids_rd, scratch_wr);
     ZINC_RETURN_IF_ERROR(kern->record_group(cmd, act(m->ids).range, n_expert, scratch, n_tokens, k));
-    inner_barrier();
+    barrier(cmd);
     rd.push_back(moe_scratch);
     wr.push_back(moe_scratch);
     access(cmd, rd, wr);
