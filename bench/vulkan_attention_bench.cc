@@ -5,7 +5,10 @@
 //   cooperative-matrix one. Counters: us per layer, TFLOP/s (2 * (dk + dv) per query head and
 //   visible key), GB/s of the layer's K and V (read once);
 // - decode: one token attending to depth + 1 keys, with the splits the executor uses for a
-//   16384-token pool (merged by the last workgroup) or one split. Counter: us per layer.
+//   16384-token pool (merged by the last workgroup) or one split. Counter: us per layer;
+// - decode_cold: the same after a 256 MiB copy that evicts the cache, as the weights streamed
+//   between two layers do in a decode step (subtract attention_decode_evict_only).
+// The first cases of a run may meet a GPU still raising its clocks: run the filter twice.
 #include <benchmark/benchmark.h>
 
 #include <cmath>
@@ -106,7 +109,35 @@ void BM_Prefill(benchmark::State& state, Shape s, bool coopmat) {
   });
 }
 
-void BM_Decode(benchmark::State& state, Shape s, uint32_t depth, bool split) {
+// A copy big enough to evict the last-level cache (and the address translations of the KV
+// pool), as the weights streamed between two layers' attention do in a decode step.
+struct Evictor {
+  std::unique_ptr<Buffer> a, b;
+  static constexpr uint64_t kBytes = 256ull << 20;
+  Status record(Commands& cmd) {
+    if (!a) {
+      Context& c = *context();
+      ZINC_ASSIGN_OR_RETURN(a, Buffer::create(*c.device, kBytes, MemoryKind::kDeviceLocal));
+      ZINC_ASSIGN_OR_RETURN(b, Buffer::create(*c.device, kBytes, MemoryKind::kDeviceLocal));
+    }
+    cmd.copy(*a, 0, *b, 0, kBytes);
+    cmd.barrier();
+    return Status();
+  }
+};
+Evictor& evictor() {
+  static Evictor e;
+  return e;
+}
+
+// The evicting copy alone: subtract from decode_cold.
+void BM_EvictOnly(benchmark::State& state) {
+  Context& c = *context();
+  if (!c.device) return state.SkipWithError("no Vulkan device");
+  time_gpu(state, *c.commands, c.timestamps.get(), 20, 0, 0, [&](Commands& cmd, int) { return evictor().record(cmd); });
+}
+
+void BM_Decode(benchmark::State& state, Shape s, uint32_t depth, bool split, bool cold) {
   Context& c = *context();
   if (!c.device) return state.SkipWithError("no Vulkan device");
   static std::unique_ptr<ops::Attention> att = std::move(ops::Attention::create(*c.device, true).value());
@@ -121,7 +152,8 @@ void BM_Decode(benchmark::State& state, Shape s, uint32_t depth, bool split) {
   const uint32_t n_splits = split ? ops::Attention::splits_for(1, kMaxKeys) : 1;
   const BufferRange partials{c.partials.get()}, counters{c.counters.get()};
   const double kv_bytes = 2.0 * double(depth + 1) * s.n_kv * s.head_dim * 2;
-  time_gpu(state, *c.commands, c.timestamps.get(), 50, kv_bytes, 0, [&](Commands& cmd, int) -> Status {
+  time_gpu(state, *c.commands, c.timestamps.get(), cold ? 20 : 50, kv_bytes, 0, [&](Commands& cmd, int) -> Status {
+    if (cold) ZINC_RETURN_IF_ERROR(evictor().record(cmd));
     return att->record(cmd, a, layer, step, 1, n_splits, &partials, &counters);
   });
 }
@@ -138,7 +170,14 @@ int register_all() {
         gpu_timed(benchmark::RegisterBenchmark((std::string("attention_decode/") + s.name + "/depth" +
                                                 std::to_string(depth) + (split ? "/splits" : "/one_split"))
                                                    .c_str(),
-                                               BM_Decode, s, depth, split));
+                                               BM_Decode, s, depth, split, false));
+  // Each op after a cache-evicting copy (time includes the copy: subtract decode_evict_only).
+  gpu_timed(benchmark::RegisterBenchmark("attention_decode_evict_only", BM_EvictOnly));
+  for (const Shape& s : kShapes)
+    for (uint32_t depth : {0u, 64u, 4096u})
+      gpu_timed(benchmark::RegisterBenchmark(
+          (std::string("attention_decode_cold/") + s.name + "/depth" + std::to_string(depth) + "/splits").c_str(),
+          BM_Decode, s, depth, true, true));
   return 0;
 }
 const int kRegistered = register_all();
