@@ -2,11 +2,13 @@
 // As gemm.comp, on NV cooperative matrices (16x16x16, f16 inputs, f32 accumulators). A
 // workgroup of 8 subgroups of 32 computes kBM rows x kBN tokens (specialization constants);
 // the subgroups form a kSgRows x (8 / kSgRows) grid, each holding kMI x kNJ accumulators. K
-// runs in steps of 64 (two weight groups per row): every thread loads its share of the next
-// step's weight words and x into registers while the matrices of the current step multiply,
-// then decodes them to f16 and stores them into shared memory (16-byte stores, rows padded to
-// 144 bytes). Full output matrices are stored straight from the accumulators (residual loaded
-// the same way) where flags bit 1 says y is 16-byte aligned; others go through shared memory.
+// runs in steps of 64 (two weight groups per row): after the matrices of a step multiply, every
+// thread loads its share of the next step's weight words and x, decodes them to f16 and stores
+// them into shared memory (16-byte stores, rows padded to 144 bytes). (Loading the next step
+// into registers while the current one multiplies was slower on the H200: Llama-3-8B pp512
+// 7470 against 7780 tok/s.) Full output matrices are stored straight from the accumulators
+// (residual loaded the same way) where flags bit 1 says y is 16-byte aligned; others go through
+// shared memory.
 // Selected at run time where DeviceCaps::coopmat_nv_f16 and the subgroup size is 32. Split
 // over K as gemm.comp (split_groups even).
 #extension GL_NV_cooperative_matrix : require
@@ -127,7 +129,6 @@ void main() {
   stage(s0);
   barrier();
   for (uint s = s0; s < steps; ++s) {
-    if (s + 1 < steps) fetch(s + 1);
     [[unroll]] for (uint kk = 0; kk < 4; ++kk) {
       fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[kMI];
       fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> b[kNJ];
@@ -138,6 +139,7 @@ void main() {
     }
     barrier();
     if (s + 1 < steps) {
+      fetch(s + 1);
       stage(s + 1);
       barrier();
     }
