@@ -58,6 +58,7 @@ Context* context() {
     std::normal_distribution<float> nd;
     for (auto& v : x) v = nd(rng);
     (void)r->uploader->upload(*r->x, 0, {reinterpret_cast<const uint8_t*>(x.data()), x.size() * 4});
+    (void)r->upload_random(*r->logits, 11);  // router logits for the routed cases
     r->ids = make(ids.size() * 4);
     r->weights = make(w.size() * 4);
     (void)r->uploader->upload(*r->ids, 0, {reinterpret_cast<const uint8_t*>(ids.data()), ids.size() * 4});
@@ -103,8 +104,10 @@ BufferRange ids_of(Context& c, int i, uint32_t n_tokens) {
 }
 
 // Gate/up (SwiGLU, all k experts) or down (weighted sum) of the routed experts.
+// routed (gate/up only): the dispatch routes each token itself from random logits, as in a
+// decode step (MoeRouting), writing ids and weights to scratch.
 void BM_MoeMatvec(benchmark::State& state, TensorType type, bool gate_up, uint32_t n_tokens, bool int8,
-                  uint32_t group_size, uint32_t rows) {
+                  uint32_t group_size, uint32_t rows, bool routed) {
   Context& c = *context();
   if (!c.device) return state.SkipWithError("no Vulkan device");
   ops::MoeMatvecOptions o;
@@ -121,9 +124,11 @@ void BM_MoeMatvec(benchmark::State& state, TensorType type, bool gate_up, uint32
   time_gpu(state, *c.commands, c.timestamps.get(), 40, read, 0, [&](Commands& cmd, int i) -> Status {
     const size_t l = size_t(i) % w.size();
     const BufferRange ids = ids_of(c, i, n_tokens);
+    const ops::MoeRouting routing{{{c.logits.get()}, kExperts}, {c.misc.get(), 4096, 4096}, true};
     if (gate_up)
-      return (*op)->record_swiglu(cmd, *w[l], *w[(l + 1) % w.size()], kExperts, {{c.x.get()}, kEmbd}, ids,
-                                  {{c.act.get()}, kFf}, n_tokens, kUsed);
+      return (*op)->record_swiglu(cmd, *w[l], *w[(l + 1) % w.size()], kExperts, {{c.x.get()}, kEmbd},
+                                  routed ? BufferRange{c.misc.get(), 0, 4096} : ids, {{c.act.get()}, kFf}, n_tokens,
+                                  kUsed, routed ? &routing : nullptr);
     return (*op)->record_down(cmd, *w[l], kExperts, {{c.act.get()}, kFf}, ids,
                               {c.weights.get(), ids.offset, ids.size}, {{c.y.get()}, kEmbd}, n_tokens, kUsed);
   });
@@ -251,20 +256,22 @@ int register_all() {
       for (bool int8 : {true, false}) {
         const std::string suffix = "/tokens" + std::to_string(n) + (int8 ? "/int8" : "/float");
         gpu_timed(benchmark::RegisterBenchmark(("moe_matvec/gate_up/" + tn + suffix).c_str(), BM_MoeMatvec, t, true, n,
-                                               int8, 0u, 0u));
+                                               int8, 0u, 0u, false));
+        gpu_timed(benchmark::RegisterBenchmark(("moe_matvec/gate_up/" + tn + suffix + "/routed").c_str(), BM_MoeMatvec,
+                                               t, true, n, int8, 0u, 0u, true));
         gpu_timed(benchmark::RegisterBenchmark(("moe_matvec/down/" + tn + suffix).c_str(), BM_MoeMatvec, t, false, n,
-                                               int8, 0u, 0u));
+                                               int8, 0u, 0u, false));
       }
     gpu_timed(benchmark::RegisterBenchmark(("shared_expert/" + tn).c_str(), BM_SharedExpert, t));
   }
-  // Workgroup shapes (threads, rows per row set) for one token, Q4_K int8.
+  // Workgroup shapes (threads, rows per row set) for one token, Q4_K int8; gate/up routed.
   for (bool gate_up : {true, false})
     for (uint32_t gs : {64u, 128u, 256u})
       for (uint32_t rows : {1u, 2u, 4u})
         gpu_timed(benchmark::RegisterBenchmark((std::string("moe_matvec_shape/") + (gate_up ? "gate_up" : "down") +
                                                 "/threads" + std::to_string(gs) + "/rows" + std::to_string(rows))
                                                    .c_str(),
-                                               BM_MoeMatvec, TensorType::Q4_K, gate_up, 1u, true, gs, rows));
+                                               BM_MoeMatvec, TensorType::Q4_K, gate_up, 1u, true, gs, rows, gate_up));
   gpu_timed(benchmark::RegisterBenchmark("moe_route/256x8", BM_MoeRoute));
   for (uint32_t n : {1u, 4u}) {
     gpu_timed(benchmark::RegisterBenchmark(("delta_net_decode/seqs" + std::to_string(n)).c_str(), BM_DeltaNet, n, false,
