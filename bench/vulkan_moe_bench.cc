@@ -107,7 +107,7 @@ BufferRange ids_of(Context& c, int i, uint32_t n_tokens) {
 // routed (gate/up only): the dispatch routes each token itself from random logits, as in a
 // decode step (MoeRouting), writing ids and weights to scratch.
 void BM_MoeMatvec(benchmark::State& state, TensorType type, bool gate_up, uint32_t n_tokens, bool int8,
-                  uint32_t group_size, uint32_t rows, bool routed) {
+                  uint32_t group_size, uint32_t rows, bool routed, uint32_t max_lanes) {
   Context& c = *context();
   if (!c.device) return state.SkipWithError("no Vulkan device");
   ops::MoeMatvecOptions o;
@@ -115,6 +115,7 @@ void BM_MoeMatvec(benchmark::State& state, TensorType type, bool gate_up, uint32
   o.int8 = int8;
   o.group_size = group_size;
   o.rows = rows;
+  o.max_lanes = max_lanes;
   auto op = ops::MoeMatvec::create(*c.device, type, o);
   if (!op.ok()) return state.SkipWithError(op.status().message().c_str());
   uint64_t bytes = 0;
@@ -256,22 +257,25 @@ int register_all() {
       for (bool int8 : {true, false}) {
         const std::string suffix = "/tokens" + std::to_string(n) + (int8 ? "/int8" : "/float");
         gpu_timed(benchmark::RegisterBenchmark(("moe_matvec/gate_up/" + tn + suffix).c_str(), BM_MoeMatvec, t, true, n,
-                                               int8, 0u, 0u, false));
+                                               int8, 0u, 0u, false, 0u));
         gpu_timed(benchmark::RegisterBenchmark(("moe_matvec/gate_up/" + tn + suffix + "/routed").c_str(), BM_MoeMatvec,
-                                               t, true, n, int8, 0u, 0u, true));
+                                               t, true, n, int8, 0u, 0u, true, 0u));
         gpu_timed(benchmark::RegisterBenchmark(("moe_matvec/down/" + tn + suffix).c_str(), BM_MoeMatvec, t, false, n,
-                                               int8, 0u, 0u, false));
+                                               int8, 0u, 0u, false, 0u));
       }
     gpu_timed(benchmark::RegisterBenchmark(("shared_expert/" + tn).c_str(), BM_SharedExpert, t));
   }
-  // Workgroup shapes (threads, rows per row set) for one token, Q4_K int8; gate/up routed.
+  // Workgroup shapes (threads, rows per row set, lanes per row at most) for one token, Q4_K
+  // int8; gate/up routed.
   for (bool gate_up : {true, false})
     for (uint32_t gs : {64u, 128u, 256u})
       for (uint32_t rows : {1u, 2u, 4u})
-        gpu_timed(benchmark::RegisterBenchmark((std::string("moe_matvec_shape/") + (gate_up ? "gate_up" : "down") +
-                                                "/threads" + std::to_string(gs) + "/rows" + std::to_string(rows))
-                                                   .c_str(),
-                                               BM_MoeMatvec, TensorType::Q4_K, gate_up, 1u, true, gs, rows, gate_up));
+        for (uint32_t lanes : {0u, 32u, 16u, 8u})
+          gpu_timed(benchmark::RegisterBenchmark(
+              (std::string("moe_matvec_shape/") + (gate_up ? "gate_up" : "down") + "/threads" + std::to_string(gs) +
+               "/rows" + std::to_string(rows) + (lanes ? "/lanes" + std::to_string(lanes) : ""))
+                  .c_str(),
+              BM_MoeMatvec, TensorType::Q4_K, gate_up, 1u, true, gs, rows, gate_up, lanes));
   gpu_timed(benchmark::RegisterBenchmark("moe_route/256x8", BM_MoeRoute));
   for (uint32_t n : {1u, 4u}) {
     gpu_timed(benchmark::RegisterBenchmark(("delta_net_decode/seqs" + std::to_string(n)).c_str(), BM_DeltaNet, n, false,

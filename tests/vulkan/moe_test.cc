@@ -166,6 +166,24 @@ void check_moe(const MoeShape& s, bool int8) {
   expect_near_all(read_floats(*rw, T * k), want.weights, 1e-6f, "routed weights");
   expect_near_all(read_floats(*ract, want.act.size()), act, 0.f, "routed act");
 
+  // Fewer lanes per row (more row sets per workgroup, each lane over several groups): the same
+  // products to float rounding.
+  o.max_lanes = 2;
+  o.swiglu = true;
+  auto pair2 = ops::MoeMatvec::create(dev(), s.type, o);
+  o.swiglu = false;
+  auto dn2 = ops::MoeMatvec::create(dev(), s.type, o);
+  ASSERT_TRUE(pair2.ok() && dn2.ok());
+  auto act2 = host_buffer({}, size_t(T * k * s.ff)), out2 = host_buffer({}, size_t(T * s.embd));
+  run([&](Commands& c) {
+    Status st = (*pair2)->record_swiglu(c, *wg, *wu, E, {{bx.get()}, embd}, {bids.get()}, {{act2.get()}, ff}, T, k);
+    ASSERT_TRUE(st.ok()) << st.message();
+    st = (*dn2)->record_down(c, *wd, E, {{bact.get()}, ff}, {bids.get()}, {bw.get()}, {{out2.get()}, embd}, T, k);
+    ASSERT_TRUE(st.ok()) << st.message();
+  });
+  expect_near_all(read_floats(*act2, want.act.size()), act, 1e-5f * max_abs(act), "act with 2 lanes a row");
+  expect_near_all(read_floats(*out2, want.out.size()), out, 1e-5f * max_abs(out), "out with 2 lanes a row");
+
   // The shared expert as one more term of the down projection, gated by sigmoid(gw . h).
   const uint32_t G = 40;
   const Matrix ws = random_matrix(s.type, s.embd, s.ff, 17);

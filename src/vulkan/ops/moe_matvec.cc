@@ -103,7 +103,7 @@ Status MoeMatvec::record_any(Commands& cmd, const WeightBuffer& w0, const Weight
   const bool pair = w1 && !shared;
   const uint32_t terms = w0.groups_per_row() * (pair ? 1 : k + (shared ? 1 : 0));  // (expert, group) pairs per row
   uint32_t lanes = rows_per_set_;
-  while (lanes < terms && lanes < group_size_) lanes *= 2;
+  while (lanes < terms && lanes < group_size_ && (options_.max_lanes == 0 || lanes < options_.max_lanes)) lanes *= 2;
   const uint32_t rows_per_group = rows_per_set_ * (group_size_ / lanes);
   const WeightChunk& c0 = w0.chunks()[0];
   const WeightChunk& c1 = w1 ? w1->chunks()[0] : c0;

@@ -19,6 +19,10 @@ struct MoeMatvecOptions {
   bool subgroup = true;
   uint32_t group_size = 0;  // threads per workgroup (power of two); 0: default
   uint32_t rows = 0;        // rows per thread set; 0: default
+  // Cap on the threads per row (a power of two, at least `rows`): fewer lanes make more row sets
+  // per workgroup, so fewer workgroups, each lane taking more of the row's groups; 0: a lane per
+  // (expert, group) term up to the workgroup size.
+  uint32_t max_lanes = 0;
 };
 
 // Routing done by the gate/up dispatch itself (as MoeRoute: softmax gating): the ids range
