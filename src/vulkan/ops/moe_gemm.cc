@@ -1,5 +1,7 @@
 #include "vulkan/ops/moe_gemm.h"
 
+#include <cstdlib>
+
 #include <algorithm>
 
 namespace zinc::vulkan::ops {
@@ -46,10 +48,12 @@ Result<std::unique_ptr<MoeGemm>> MoeGemm::create(const Device& device, TensorTyp
   for (uint32_t i = 0; i < 2; ++i) {
     ZINC_ASSIGN_OR_RETURN(m->group_[i], make_pipeline(device, "moe_group", 3, sizeof(GroupPush), {32u << i}));
   }
+  const char* th = std::getenv("ZINC_MOE_GEMM_THREADS");  // EXPERIMENT (branch only)
+  m->coopmat_threads_ = th ? uint32_t(std::atoi(th)) : 256u;
   auto make_gemms = [&](const std::string& shader) -> Status {
     for (uint32_t i = 0; i < 2; ++i) {
       ZINC_ASSIGN_OR_RETURN(m->gemm_[i], make_pipeline(device, shader + shader_type_suffix(type), 6, sizeof(GemmPush),
-                                                       {swiglu ? 1u : 0u, 32u << i}));
+                                                       {swiglu ? 1u : 0u, 32u << i, m->coopmat_threads_}));
     }
     return Status();
   };
@@ -97,7 +101,7 @@ Status MoeGemm::record_gemm(Commands& cmd, const WeightBuffer& w0, const WeightB
                       {c0.q_word, c0.h_word, c0.m_word, 0}, {c1.q_word, c1.h_word, c1.m_word, 0}};
   const BufferRange buffers[6] = {whole(*c0.buffer), whole(*c1.buffer), x.range, y.range, scratch.order,
                                   scratch.tiles};
-  const uint32_t tile = tile_for(n_slots, n_expert), tile_rows = 4096 / tile;
+  const uint32_t tile = tile_for(n_slots, n_expert), tile_rows = (coopmat_ ? coopmat_threads_ * 16 : 4096) / tile;
   cmd.dispatch(*gemm_[tile == 64], buffers, &push, sizeof push, (rows + tile_rows - 1) / tile_rows, tiles);
   return Status();
 }

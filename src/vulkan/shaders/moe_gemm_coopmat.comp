@@ -4,7 +4,7 @@
 // and multiplied. (Loading the next step into registers while the current one multiplies was
 // slower on the H200: Qwen3-30B-A3B pp512 8428 against 8296 tok/s, Qwen3.5-35B-A3B 7560
 // against 7460; same registers, 147-159.) Same tiles as
-// moe_gemm.comp (kBM = 4096 / kBN rows x kBN slots of one expert); the 8 subgroups form a
+// moe_gemm.comp at 256 threads (kBM = kThreads * 16 / kBN rows x kBN slots of one expert); the subgroups form a
 // (kBM / 16) x (kBN / 32) grid of 16 rows x 32 slots each (per matrix of the pair). Results go
 // through shared memory to the slots' rows (silu(gate) * up for pairs).
 #extension GL_NV_cooperative_matrix : require
@@ -14,9 +14,10 @@
 #define TWO_WEIGHTS
 #include "quant.glsl"
 
-layout(local_size_x = 256) in;
+layout(local_size_x_id = 2) in;
 layout(constant_id = 0) const bool kPair = false;
 layout(constant_id = 1) const uint kBN = 64;  // slots per tile: 64 or 32
+layout(constant_id = 2) const uint kThreads = 256;  // 128 or 256 (4 or 8 subgroups)
 layout(std430, binding = 2) readonly buffer X4 { vec4 x4[]; };
 layout(std430, binding = 2) readonly buffer X1 { float x1[]; };
 layout(std430, binding = 3) writeonly buffer Y { float y[]; };
@@ -34,11 +35,11 @@ layout(push_constant) uniform Push {
   uvec4 planes1;
 } p;
 
-const uint kBM = 4096 / kBN, kSgRows = kBM / 16;
+const uint kBM = kThreads * 16 / kBN, kSgRows = kBM / 16;
 const uint kMats = kPair ? 2 : 1;
 const uint kStride = 9;                            // uvec4 per tile row: 64 halves + 8 of padding
-const uint kAPer = (2 * kBM + 255) / 256;  // weight groups per thread, matrix and step
-const uint kBPer = kBN / 32;                       // runs of 8 x values per thread per step
+const uint kAPer = (2 * kBM + kThreads - 1) / kThreads;  // weight groups per thread, matrix and step
+const uint kBPer = kBN * 8 / kThreads;                   // runs of 8 x values per thread per step
 
 shared uvec4 as_[kMats * kBM * kStride];  // W tiles [mat][row][k], f16
 shared uvec4 bs_[kBN * kStride];          // x tile [slot][k], f16
@@ -64,7 +65,7 @@ vec4 load_x(uint t, uint kk) {
 void fetch(uint s) {
   [[unroll]] for (uint m = 0; m < kMats; ++m)
     [[unroll]] for (uint i = 0; i < kAPer; ++i) {
-      const uint idx = tid_ + 256 * i, g = 2 * s + idx % 2;
+      const uint idx = tid_ + kThreads * i, g = 2 * s + idx % 2;
       if (idx < 2 * kBM && g < groups_) {
         const uint row = erow_ + min(tile_r_ + idx / 2, p.rows - 1);
         ra_[m * kAPer + i] = load_raw(m, m == 0 ? p.planes0 : p.planes1, row * groups_ + g,
@@ -72,7 +73,7 @@ void fetch(uint s) {
       }
     }
   [[unroll]] for (uint i = 0; i < kBPer; ++i) {
-    const uint e = tid_ + 256 * i, t = e / 8, kk = 64 * s + 8 * (e % 8);
+    const uint e = tid_ + kThreads * i, t = e / 8, kk = 64 * s + 8 * (e % 8);
     rb_[2 * i] = load_x(t, kk);
     rb_[2 * i + 1] = load_x(t, kk + 4);
   }
@@ -85,7 +86,7 @@ uvec4 pack8(vec4 a, vec4 b) {
 void stage(uint s) {
   [[unroll]] for (uint m = 0; m < kMats; ++m)
     [[unroll]] for (uint i = 0; i < kAPer; ++i) {
-      const uint idx = tid_ + 256 * i, g = 2 * s + idx % 2;
+      const uint idx = tid_ + kThreads * i, g = 2 * s + idx % 2;
       if (idx < 2 * kBM) {
         const uint base = (m * kBM + idx / 2) * kStride + 4 * (idx % 2);
         if (g < groups_) {
@@ -99,7 +100,7 @@ void stage(uint s) {
       }
     }
   [[unroll]] for (uint i = 0; i < kBPer; ++i) {
-    const uint e = tid_ + 256 * i;
+    const uint e = tid_ + kThreads * i;
     bs_[(e / 8) * kStride + e % 8] = pack8(rb_[2 * i], rb_[2 * i + 1]);
   }
 }
