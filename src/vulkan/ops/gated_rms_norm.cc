@@ -1,10 +1,14 @@
 #include "vulkan/ops/gated_rms_norm.h"
 
+#include <algorithm>
+#include <cstdlib>
+
 namespace zinc::vulkan::ops {
 namespace {
 struct Push {
   uint32_t group, groups, stride;
   float eps;
+  uint32_t total;
 };
 }  // namespace
 
@@ -15,6 +19,14 @@ Result<std::unique_ptr<GatedRmsNorm>> GatedRmsNorm::create(const Device& device,
   std::unique_ptr<GatedRmsNorm> op(new GatedRmsNorm());
   ZINC_ASSIGN_OR_RETURN(op->pipeline_, make_pipeline(device, "gated_rms_norm" + red.suffix, 4, sizeof(Push),
                                                      {red.group_size, red.min_subgroup_size}));
+  // EXPERIMENT (branch only): one subgroup per group where ZINC_GATED_NORM_SG is set.
+  if (std::getenv("ZINC_GATED_NORM_SG") && !red.suffix.empty()) {
+    ZINC_ASSIGN_OR_RETURN(op->per_subgroup_, make_pipeline(device, "gated_rms_norm_per_sg", 4, sizeof(Push),
+                                                           {red.group_size, red.min_subgroup_size}));
+    // Subgroups per workgroup at the largest subgroup size the driver may pick (surplus ones
+    // return at once).
+    op->subgroups_ = std::max<uint32_t>(red.group_size / std::max<uint32_t>(device.caps().max_subgroup_size, 1), 1);
+  }
   return op;
 }
 
@@ -26,9 +38,15 @@ Status GatedRmsNorm::record(Commands& cmd, const Activations& in, const Activati
     return error("gated_rms_norm: strides %u/%u/%u differ or are less than %u", in.stride, gate.stride, out.stride,
                  cols);
   if (n_tokens == 0) return Status();
-  const Push push{group, cols / group, in.stride, eps};
+  const uint32_t total = n_tokens * (cols / group);
+  const Push push{group, cols / group, in.stride, eps, total};
   const BufferRange buffers[4] = {in.range, gate.range, weight, out.range};
-  const Grid grid = grid_for(n_tokens * (cols / group));
+  if (per_subgroup_) {
+    const Grid grid = grid_for((total + subgroups_ - 1) / subgroups_);
+    cmd.dispatch(*per_subgroup_, buffers, &push, sizeof push, grid.x, grid.y);
+    return Status();
+  }
+  const Grid grid = grid_for(total);
   cmd.dispatch(*pipeline_, buffers, &push, sizeof push, grid.x, grid.y);
   return Status();
 }

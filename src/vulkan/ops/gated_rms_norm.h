@@ -20,6 +20,8 @@ class GatedRmsNorm {
  private:
   GatedRmsNorm() = default;
   std::unique_ptr<Pipeline> pipeline_;
+  std::unique_ptr<Pipeline> per_subgroup_;  // one subgroup per group (experiment)
+  uint32_t subgroups_ = 1;
 };
 
 }  // namespace zinc::vulkan::ops
