@@ -163,7 +163,7 @@ int register_all() {
   for (bool swiglu : {false, true})
     for (const Shape& s : kSweep) {
       if (swiglu && s.rows != 14336) continue;
-      for (uint32_t gs : {128u, 256u, 512u})
+      for (uint32_t gs : {128u, 256u, 512u, 1024u})
         for (uint32_t passes : {1u, 2u, 4u, 8u})
           for (uint32_t slices : {1u, 2u, 4u})
             for (uint32_t steps : {1u, 2u, 4u}) {

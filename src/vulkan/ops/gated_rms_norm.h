@@ -1,6 +1,6 @@
 // Gated RMSNorm (graph::GatedRmsNorm): per group of `group` elements of each token,
-// out = rmsnorm(in; weight [group], eps) * silu(gate). One workgroup per (token, group); no
-// barrier added.
+// out = rmsnorm(in; weight [group], eps) * silu(gate). One subgroup per (token, group) where the
+// device has subgroup arithmetic, else one workgroup; no barrier added.
 #pragma once
 
 #include <memory>
@@ -20,8 +20,7 @@ class GatedRmsNorm {
  private:
   GatedRmsNorm() = default;
   std::unique_ptr<Pipeline> pipeline_;
-  std::unique_ptr<Pipeline> per_subgroup_;  // one subgroup per group (experiment)
-  uint32_t subgroups_ = 1;
+  uint32_t groups_per_workgroup_ = 1;  // (token, group) pairs: one, or one per subgroup
 };
 
 }  // namespace zinc::vulkan::ops

@@ -60,7 +60,6 @@ class MoeGemm {
   TensorType type_ = TensorType::F32;
   bool swiglu_ = false;
   uint32_t slot_tile_ = 0;
-  uint32_t coopmat_threads_ = 256;  // workgroup size of the cooperative-matrix kernel
   bool coopmat_ = false;
   std::unique_ptr<Pipeline> group_[2], gemm_[2], combine_;  // [0]: 32-slot tiles, [1]: 64
 };

@@ -3,8 +3,8 @@
 // steps of 64, each step's weight words and x rows loaded, decoded to f16 into shared memory
 // and multiplied. (Loading the next step into registers while the current one multiplies was
 // slower on the H200: Qwen3-30B-A3B pp512 8428 against 8296 tok/s, Qwen3.5-35B-A3B 7560
-// against 7460; same registers, 147-159.) Same tiles as
-// moe_gemm.comp at 256 threads (kBM = kThreads * 16 / kBN rows x kBN slots of one expert); the subgroups form a
+// against 7460; same registers, 147-159.) Tiles of kBM = kThreads * 16 / kBN rows x kBN slots
+// of one expert (moe_gemm.comp's at 256 threads; ops::MoeGemm runs 128); the subgroups form a
 // (kBM / 16) x (kBN / 32) grid of 16 rows x 32 slots each (per matrix of the pair). Results go
 // through shared memory to the slots' rows (silu(gate) * up for pairs).
 #extension GL_NV_cooperative_matrix : require

@@ -71,8 +71,43 @@ shared float s_w[kMaxK];
 shared int s_id[kMaxK];
 
 // The expert of rank j for token t (see the header); `write`: store the token's ids and weights.
+// With subgroups, subgroup 0 alone ranks (k rounds of a subgroup argmax over s_p, no barrier)
+// while the others wait: every workgroup of the dispatch routes, so the ranking's instructions
+// count k * n / subgroup size per workgroup, not n * n / threads as with ranks.
 uint route(uint t, uint j, bool write) {
   const uint tid = gl_LocalInvocationID.x, n = p.n_expert, base = t * p.logit_stride;
+#ifdef SUBGROUP
+  if (gl_SubgroupID == 0) {
+    const uint lane = gl_SubgroupInvocationID, step = gl_SubgroupSize;
+    float m = -1.0 / 0.0;
+    for (uint e = lane; e < n; e += step) m = max(m, logits[base + e]);
+    m = subgroupMax(m);
+    float s = 0.0;
+    for (uint e = lane; e < n; e += step) s += exp(logits[base + e] - m);
+    const float inv = 1.0 / subgroupAdd(s);
+    for (uint e = lane; e < n; e += step) s_p[e] = exp(logits[base + e] - m) * inv;
+    // A lane reads and retires only its own experts (e % step == lane): no barrier per round.
+    for (uint r = 0; r < p.k; ++r) {
+      float best = -1.0;
+      uint bi = 0xFFFFFFFFu;
+      for (uint e = lane; e < n; e += step) {
+        const float v = s_p[e];
+        if (v > best) {
+          best = v;
+          bi = e;
+        }
+      }
+      const float mb = subgroupMax(best);
+      const uint wi = subgroupMin(best == mb ? bi : 0xFFFFFFFFu);
+      if (bi == wi) {
+        s_id[r] = int(wi);
+        s_w[r] = mb;
+        s_p[wi] = -1.0;
+      }
+    }
+  }
+  barrier();
+#else
   float m = -1.0 / 0.0;
   for (uint e = tid; e < n; e += kGroupSize) m = max(m, logits[base + e]);
   uint unused = 0;
@@ -95,6 +130,7 @@ uint route(uint t, uint j, bool write) {
     }
   }
   barrier();
+#endif
   if (write && tid < p.k) {
     float chosen = 0.0;
     for (uint i = 0; i < p.k; ++i) chosen += s_w[i];
