@@ -2,8 +2,10 @@
 // [--backend auto|cpu|vulkan] [--device N] [--profile]: prefill (pp) and decode (tg) throughput
 // like llama-bench: tokens per second, mean and standard deviation over repetitions after one
 // warm-up run, and for decode the effective weight bandwidth (weight bytes one token reads x
-// tokens/s: routed experts count only the k used, the embedding table one row). Decode steps are greedy (only the argmax id is
-// read back); on Vulkan also the GPU time of a decode step (the rest of the wall time is the host's).
+// tokens/s: routed experts count only the k used, the embedding table one row). Decode is a
+// greedy chain from a random token (Runner::decode_greedy_chain: on Vulkan each step's argmax
+// feeds the next on the device and the next step is queued before this one is read back, as
+// `zinc run --temp 0` generates); on Vulkan also the GPU time of a decode step.
 // --profile (Vulkan): GPU time per op kind and per matrix product of one prefill chunk of -p tokens
 // and of one decode step, at the given depth.
 #include <algorithm>
@@ -50,11 +52,8 @@ Result<double> time_run(engine::Runner& r, const std::vector<int32_t>& tokens, i
   const auto rest = std::span<const int32_t>(tokens).subspan(size_t(depth), size_t(n));
   const auto t0 = std::chrono::steady_clock::now();
   if (decode) {
-    for (int i = 0; i < n; ++i) {
-      ZINC_ASSIGN_OR_RETURN(int32_t ignored, r.decode_greedy(seq, rest.subspan(size_t(i), 1)));
-      (void)ignored;
-      *gpu_ns += r.last_step_gpu_ns();
-    }
+    ZINC_ASSIGN_OR_RETURN(int steps, r.decode_greedy_chain(seq, rest[0], n, nullptr, gpu_ns));
+    if (steps != n) return error("%d of %d decode steps ran", steps, n);
   } else {
     ZINC_ASSIGN_OR_RETURN(auto ignored, r.decode(seq, rest, false));
     (void)ignored;

@@ -19,9 +19,62 @@ Result<GenerateResult> generate(Runner& runner, kv::SeqId seq, std::span<const i
   auto t1 = clock::now();
   result.prefill_seconds = std::chrono::duration<double>(t1 - t0).count();
 
+  auto is_stop = [&](int32_t t) {
+    return std::find(options.stop_tokens.begin(), options.stop_tokens.end(), t) != options.stop_tokens.end();
+  };
+  if (runner.on_vulkan() && sampler.greedy() && options.max_new_tokens > 0) {
+    // Greedy on the device: each step's argmax feeds the next there (Runner::decode_greedy_chain),
+    // as many steps as the cache has room for; past that the host loop below gives the usual
+    // error when the cache is full.
+    const int32_t first = sampler.sample(logits);
+    if (is_stop(first)) {
+      result.reason = StopReason::kEndOfGeneration;
+      result.decode_seconds = std::chrono::duration<double>(clock::now() - t1).count();
+      return result;
+    }
+    sampler.accept(first);
+    result.tokens.push_back(first);
+    const kv::Cache& cache = runner.cache();
+    const int64_t room = cache.capacity(seq) - cache.length(seq) + cache.free_pages() * kv::kPageTokens;
+    const int n = int(std::min<int64_t>(options.max_new_tokens, room));
+    bool stopped = false;
+    size_t step = 0;  // step i decodes tokens[i]; its argmax is the next token
+    auto on_step = [&](int32_t next) {
+      const int32_t decoded = result.tokens[step++];
+      stopped = true;
+      if (on_token && !on_token(decoded)) {
+        result.reason = StopReason::kCallback;
+        return false;
+      }
+      if (int32_t(result.tokens.size()) >= options.max_new_tokens) return false;
+      if (is_stop(next)) {
+        result.reason = StopReason::kEndOfGeneration;
+        return false;
+      }
+      sampler.accept(next);
+      result.tokens.push_back(next);
+      stopped = false;
+      return true;
+    };
+    ZINC_RETURN_IF_ERROR(runner.decode_greedy_chain(seq, first, n, on_step).status());
+    if (stopped) {
+      result.decode_seconds = std::chrono::duration<double>(clock::now() - t1).count();
+      return result;
+    }
+    // Out of room with the last token not decoded: decode it on the host path (normally the
+    // cache-full error), then go on there.
+    const int32_t last = result.tokens.back();
+    ZINC_ASSIGN_OR_RETURN(logits, runner.decode(seq, std::span<const int32_t>(&last, 1), false));
+    if (on_token && !on_token(last)) {
+      result.reason = StopReason::kCallback;
+      result.decode_seconds = std::chrono::duration<double>(clock::now() - t1).count();
+      return result;
+    }
+  }
+
   while (int32_t(result.tokens.size()) < options.max_new_tokens) {
     const int32_t next = sampler.sample(logits);
-    if (std::find(options.stop_tokens.begin(), options.stop_tokens.end(), next) != options.stop_tokens.end()) {
+    if (is_stop(next)) {
       result.reason = StopReason::kEndOfGeneration;
       break;
     }

@@ -1,6 +1,7 @@
 // The generation loop: prefill the prompt as one batch (split at the runner's max batch), then
 // decode one token per step, sampling each next token, until an end-of-generation token, the
-// token limit, or the callback says stop.
+// token limit, or the callback says stop. Greedy sampling on Vulkan runs as a chain of steps that
+// hand their argmax to the next on the device (Runner::decode_greedy_chain), with the same tokens.
 #pragma once
 
 #include <cstdint>

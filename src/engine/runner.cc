@@ -209,6 +209,63 @@ Result<int32_t> Runner::decode_greedy(kv::SeqId seq, std::span<const int32_t> to
   return ex->argmax()[0];
 }
 
+Result<int> Runner::decode_greedy_chain(kv::SeqId seq, int32_t token, int n, const StepCallback& on_step,
+                                        double* gpu_ns) {
+  if (n < 0) return error("%d greedy steps", n);
+  if (!cache_->has_sequence(seq)) return error("sequence %d does not exist", seq);
+  const int64_t start = cache_->length(seq);
+  ZINC_RETURN_IF_ERROR(cache_->reserve(seq, start + n));  // all steps fit, or none runs
+  if (!vk_ || options_.max_batch < 1) {
+    for (int i = 0; i < n; ++i) {
+      ZINC_ASSIGN_OR_RETURN(token, decode_greedy(seq, std::span<const int32_t>(&token, 1)));
+      if (gpu_ns) *gpu_ns += last_step_gpu_ns();
+      if (on_step && !on_step(token)) return i + 1;
+    }
+    return n;
+  }
+  if (n == 0) return 0;
+  // Per slot: the step's token (read only by step 0), position, sequence and output row.
+  int32_t tokens[2] = {token, token}, positions[2] = {0, 0}, seqs[2] = {seq, seq}, rows[2] = {0, 0};
+  auto batch = [&](int i) {
+    const int s = i % 2;
+    positions[s] = int32_t(start + i);
+    return graph::Batch{std::span<const int32_t>(&tokens[s], 1), std::span<const int32_t>(&positions[s], 1),
+                        std::span<const int32_t>(&seqs[s], 1), std::span<const int32_t>(&rows[s], 1)};
+  };
+  // The later steps' tokens are not known here: step 0 is checked for all.
+  ZINC_RETURN_IF_ERROR(check_batch(batch(0)));
+  ZINC_ASSIGN_OR_RETURN(vulkan::Executor * ex, vk_executor(batch(0).shape()));
+  vk_->last = ex;
+  const int ahead = on_step && !cache_->layout().recurrent_layers.empty() ? 1 : 2;  // steps in flight
+  bool in_flight[2] = {false, false};
+  auto submit = [&](int i) -> Status {
+    ZINC_RETURN_IF_ERROR(ex->submit_chained(batch(i), *cache_, i % 2, i == 0));
+    in_flight[i % 2] = true;
+    return ok_status();
+  };
+  Status st = ok_status();
+  for (int i = 0; i < ahead && i < n && st.ok(); ++i) st = submit(i);
+  int done = 0;
+  for (int i = 0; st.ok() && i < n; ++i) {
+    const int s = i % 2;
+    st = ex->wait_chained(s);
+    in_flight[s] = false;
+    if (!st.ok()) break;
+    const int32_t argmax = ex->chained_argmax(s);
+    if (gpu_ns) *gpu_ns += ex->last_step_gpu_ns();
+    end_step(batch(i));
+    done = i + 1;
+    if (on_step && !on_step(argmax)) break;
+    if (i + ahead < n) st = submit(i + ahead);
+  }
+  // A step queued past the end (or an error) runs out before returning; it is not counted, and
+  // the sequence's length stays at the last decoded step.
+  for (int s = 0; s < 2; ++s)
+    if (in_flight[s]) (void)ex->wait_chained(s);
+  if (!st.ok()) return st;
+  return done;
+}
+
 double Runner::last_step_gpu_ns() const { return vk_ && vk_->last ? vk_->last->last_step_gpu_ns() : 0.0; }
 
 namespace {

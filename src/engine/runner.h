@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -68,6 +69,17 @@ class Runner {
   // As decode(seq, tokens, false), returning only the index of the last row's largest logit
   // (on Vulkan only that id is read back).
   Result<int32_t> decode_greedy(kv::SeqId seq, std::span<const int32_t> tokens);
+  // Greedy decoding of up to n steps on `seq`: step 0 decodes `token`, every later step the
+  // argmax of the step before. on_step (optional) gets each step's argmax in order, once the step
+  // has run; returning false ends the chain there (that step stays decoded, later ones are not).
+  // Returns how many steps were decoded. On Vulkan the argmax reaches the next step on the device
+  // and step i + 1 is queued before step i is read back, so the host's turnaround between tokens
+  // is hidden (for models with recurrent state only without on_step: a queued step cannot be
+  // taken back from that state, so with on_step each step waits for the one before); elsewhere it
+  // runs decode_greedy step by step. gpu_ns (optional) accumulates the steps' GPU time.
+  using StepCallback = std::function<bool(int32_t argmax)>;
+  Result<int> decode_greedy_chain(kv::SeqId seq, int32_t token, int n, const StepCallback& on_step = nullptr,
+                                  double* gpu_ns = nullptr);
   // Vulkan: GPU time of the last step (0 on the CPU or without device timestamps).
   double last_step_gpu_ns() const;
 

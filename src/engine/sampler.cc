@@ -57,6 +57,13 @@ void Sampler::softmax() {
   for (size_t i = 0; i < n_cands_; ++i) cands_[i].p = float(cands_[i].p / sum);
 }
 
+bool Sampler::greedy() const {
+  const bool penalties = params_.penalty_last_n != 0 && (params_.repeat_penalty != 1.f ||
+                                                         params_.frequency_penalty != 0.f ||
+                                                         params_.presence_penalty != 0.f);
+  return params_.temperature <= 0.f && !penalties;
+}
+
 int32_t Sampler::sample(std::span<const float> logits) {
   ZINC_CHECK(int64_t(logits.size()) == n_vocab_);
   for (int32_t i = 0; i < n_vocab_; ++i) cands_[size_t(i)] = {i, logits[size_t(i)], 0.f};

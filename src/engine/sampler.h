@@ -35,6 +35,8 @@ class Sampler {
 
   // Picks the next token from one row of logits [n_vocab].
   int32_t sample(std::span<const float> logits);
+  // Whether sample() is the plain argmax of the logits (temperature <= 0, no penalties).
+  bool greedy() const;
   // Adds a token to the penalty window (prompt tokens too, as llama.cpp does).
   void accept(int32_t token);
   void reset();  // forgets the window; the random stream continues

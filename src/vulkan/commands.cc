@@ -103,13 +103,22 @@ void Commands::zero(const Buffer& dst, uint64_t offset, uint64_t size_bytes) {
 Status Commands::end() { return vk_check(device_.api().vkEndCommandBuffer(cmd_), "vkEndCommandBuffer"); }
 
 Status Commands::submit_and_wait() {
+  ZINC_RETURN_IF_ERROR(submit());
+  return wait();
+}
+
+Status Commands::submit() {
   const Api& api = device_.api();
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = 1;
   si.pCommandBuffers = &cmd_;
   ZINC_RETURN_IF_ERROR(vk_check(api.vkResetFences(device_.handle(), 1, &fence_), "vkResetFences"));
-  ZINC_RETURN_IF_ERROR(vk_check(api.vkQueueSubmit(device_.queue(), 1, &si, fence_), "vkQueueSubmit"));
-  return vk_check(api.vkWaitForFences(device_.handle(), 1, &fence_, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+  return vk_check(api.vkQueueSubmit(device_.queue(), 1, &si, fence_), "vkQueueSubmit");
+}
+
+Status Commands::wait() {
+  return vk_check(device_.api().vkWaitForFences(device_.handle(), 1, &fence_, VK_TRUE, UINT64_MAX),
+                  "vkWaitForFences");
 }
 
 }  // namespace zinc::vulkan

@@ -37,6 +37,9 @@ class Commands {
   Status end();
   // Submits the finished recording and waits for it.
   Status submit_and_wait();
+  // submit_and_wait() in two halves: wait() blocks until the last submit() has run.
+  Status submit();
+  Status wait();
 
  private:
   explicit Commands(const Device& d) : device_(d) {}

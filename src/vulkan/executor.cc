@@ -111,12 +111,14 @@ Status Executor::plan() {
   step_data_.seq_ids = uint32_t(words);
   words += n_tokens;
   if (words >= (1ull << 32)) return error("step data of %llu words", (unsigned long long)words);
-  ZINC_ASSIGN_OR_RETURN(step_host_, Buffer::create(device, words * 4, MemoryKind::kHostVisible));
+  step_words_ = words;
+  ZINC_ASSIGN_OR_RETURN(step_host_, Buffer::create(device, 2 * words * 4, MemoryKind::kHostVisible));
   ZINC_ASSIGN_OR_RETURN(step_, Buffer::create(device, words * 4, MemoryKind::kDeviceLocal));
   step_data_.buffer = step_.get();
   const graph::Buffer& out = graph_.buffer(graph_.output());
   ZINC_ASSIGN_OR_RETURN(logits_, Buffer::create(device, std::max<uint64_t>(out.size_bytes(), 4), MemoryKind::kHostVisible));
-  ZINC_ASSIGN_OR_RETURN(ids_, Buffer::create(device, uint64_t(out.rows) * 4, MemoryKind::kHostVisible));
+  ids_slot_bytes_ = align(uint64_t(out.rows) * 4);  // the chained slots bind at an aligned offset
+  ZINC_ASSIGN_OR_RETURN(ids_, Buffer::create(device, 2 * ids_slot_bytes_, MemoryKind::kHostVisible));
   plan_fusions();
   ZINC_ASSIGN_OR_RETURN(private_, Buffer::create(device, std::max<uint64_t>(private_bytes_, 4), MemoryKind::kDeviceLocal));
   return Status();
@@ -158,19 +160,21 @@ void Executor::access(Commands& cmd, std::span<const Range> reads, std::span<con
   pending_writes_.insert(pending_writes_.end(), writes.begin(), writes.end());
 }
 
-Status Executor::record(Commands& cmd, Readback readback, TimestampPool* timestamps) {
+Status Executor::record(Commands& cmd, Readback readback, TimestampPool* timestamps, int chain_slot) {
   ZINC_RETURN_IF_ERROR(cmd.begin());
   pending_reads_.clear();
   pending_writes_.clear();
   n_barriers_ = 0;
-  cmd.copy(*step_host_, 0, *step_, 0, step_->size_bytes());
+  const uint32_t slot = chain_slot > 0 ? 1 : 0, timer_query = chain_slot >= 0 ? 2 + 2 * slot : 0;
+  if (chain_slot >= 0) cmd.barrier();  // the chained step before may still run: wait for its writes
+  cmd.copy(*step_host_, slot * step_words_ * 4, *step_, 0, step_->size_bytes());
   cmd.barrier();
   if (timestamps) {
     cmd.reset_queries(timestamps->handle(), 0, timestamps->count());
     cmd.write_timestamp(timestamps->handle(), 0);
   } else if (step_timer_) {
-    cmd.reset_queries(step_timer_->handle(), 0, 2);
-    cmd.write_timestamp(step_timer_->handle(), 0);
+    cmd.reset_queries(step_timer_->handle(), timer_query, 2);
+    cmd.write_timestamp(step_timer_->handle(), timer_query);
   }
   uint32_t index = 0;
   if (timestamps) {
@@ -206,11 +210,16 @@ Status Executor::record(Commands& cmd, Readback readback, TimestampPool* timesta
   if (readback == Readback::kLogits) {
     cmd.copy(*arena_, out.offset_bytes, *logits_, 0, out.size_bytes());
   } else {
-    ZINC_RETURN_IF_ERROR(kernels_.argmax->record(cmd, act(graph_.output()), {ids_.get(), 0, VK_WHOLE_SIZE},
+    ZINC_RETURN_IF_ERROR(kernels_.argmax->record(cmd, act(graph_.output()),
+                                                 {ids_.get(), slot * ids_slot_bytes_, uint64_t(out.rows) * 4},
                                                  uint32_t(out.rows), uint32_t(out.cols)));
+    if (chain_slot >= 0) {  // the next chained step's token
+      cmd.barrier();
+      cmd.copy(*ids_, slot * ids_slot_bytes_, *step_host_, ((1 - slot) * step_words_ + tokens_word_) * 4, 4);
+    }
   }
   cmd.barrier();
-  if (!timestamps && step_timer_) cmd.write_timestamp(step_timer_->handle(), 1);
+  if (!timestamps && step_timer_) cmd.write_timestamp(step_timer_->handle(), timer_query + 1);
   return cmd.end();
 }
 
@@ -328,13 +337,13 @@ Status Executor::record_op(Commands& cmd, size_t index) {
   return record_moe_op(cmd, index);
 }
 
-Status Executor::write_step(const graph::Batch& batch, const kv::Cache& cache) {
+Status Executor::write_step(const graph::Batch& batch, const kv::Cache& cache, int slot, bool write_tokens) {
   ZINC_CHECK(batch.shape() == graph_.shape());
   if (cache.n_pages() != kv_.n_pages()) return error("the cache has %lld pages, the device pool %lld",
                                                      (long long)cache.n_pages(), (long long)kv_.n_pages());
-  int32_t* w = static_cast<int32_t*>(step_host_->mapped());
+  int32_t* w = static_cast<int32_t*>(step_host_->mapped()) + size_t(slot) * step_words_;
   const size_t n = batch.tokens.size();
-  std::memcpy(w + tokens_word_, batch.tokens.data(), n * 4);
+  if (write_tokens) std::memcpy(w + tokens_word_, batch.tokens.data(), n * 4);
   std::memcpy(w + step_data_.positions, batch.positions.data(), n * 4);
   std::memcpy(w + step_data_.seq_ids, batch.seq_ids.data(), n * 4);
   std::memcpy(w + output_rows_word_, batch.output_rows.data(), batch.output_rows.size() * 4);
@@ -357,14 +366,39 @@ Status Executor::run(const graph::Batch& batch, const kv::Cache& cache, Readback
   ZINC_RETURN_IF_ERROR(zero_new_states(batch));
   std::unique_ptr<Commands>& cmd = readback == Readback::kLogits ? logits_cmd_ : argmax_cmd_;
   if (!cmd) {
-    if (!step_timer_ && kernels_.device().caps().timestamps) {
-      ZINC_ASSIGN_OR_RETURN(step_timer_, TimestampPool::create(kernels_.device(), 2));
-    }
+    ZINC_RETURN_IF_ERROR(make_step_timer());
     ZINC_ASSIGN_OR_RETURN(auto c, Commands::create(kernels_.device()));
     ZINC_RETURN_IF_ERROR(record(*c, readback, nullptr));
     cmd = std::move(c);
   }
+  last_timer_query_ = 0;
   return cmd->submit_and_wait();
+}
+
+Status Executor::submit_chained(const graph::Batch& batch, const kv::Cache& cache, int slot, bool token_from_host) {
+  if (slot != 0 && slot != 1) return error("chained step slot %d: 0 or 1", slot);
+  if (batch.tokens.size() != 1 || graph_.buffer(graph_.output()).rows != 1)
+    return error("chained steps take one token and one output row, got %zu tokens", batch.tokens.size());
+  ZINC_RETURN_IF_ERROR(write_step(batch, cache, slot, token_from_host));
+  ZINC_RETURN_IF_ERROR(zero_new_states(batch));
+  std::unique_ptr<Commands>& cmd = chain_cmd_[slot];
+  if (!cmd) {
+    ZINC_RETURN_IF_ERROR(make_step_timer());
+    ZINC_ASSIGN_OR_RETURN(auto c, Commands::create(kernels_.device()));
+    ZINC_RETURN_IF_ERROR(record(*c, Readback::kArgmax, nullptr, slot));
+    cmd = std::move(c);
+  }
+  return cmd->submit();
+}
+
+Status Executor::wait_chained(int slot) {
+  if ((slot != 0 && slot != 1) || !chain_cmd_[slot]) return error("no chained step in slot %d", slot);
+  last_timer_query_ = 2 + 2 * uint32_t(slot);
+  return chain_cmd_[slot]->wait();
+}
+
+int32_t Executor::chained_argmax(int slot) const {
+  return static_cast<const int32_t*>(ids_->mapped())[(slot > 0 ? ids_slot_bytes_ : 0) / 4];
 }
 
 std::span<const float> Executor::output() const {
@@ -374,8 +408,14 @@ std::span<const float> Executor::output() const {
 
 double Executor::last_step_gpu_ns() const {
   if (!step_timer_) return 0;
-  Result<double> ns = step_timer_->elapsed_ns(0, 1);
+  Result<double> ns = step_timer_->elapsed_ns(last_timer_query_, last_timer_query_ + 1);
   return ns.ok() ? *ns : 0;
+}
+
+Status Executor::make_step_timer() {
+  if (step_timer_ || !kernels_.device().caps().timestamps) return Status();
+  ZINC_ASSIGN_OR_RETURN(step_timer_, TimestampPool::create(kernels_.device(), 6));
+  return Status();
 }
 
 std::span<const int32_t> Executor::argmax() const {

@@ -58,6 +58,18 @@ class Executor {
   // device has no timestamps).
   double last_step_gpu_ns() const;
 
+  // Greedy chains of one-token steps (graph shape of one token and one output): step data for
+  // `batch` go into staging slot `slot` (0 or 1), its token too only when token_from_host
+  // (otherwise the chained step before put its argmax there), and the slot's recording is
+  // submitted without waiting. That recording waits for the work submitted before it, and ends
+  // by copying its argmax into the other slot's token, so a step can be queued before the one
+  // before it has been read back. wait_chained(slot) waits for the slot's step, after which
+  // chained_argmax(slot) is its result and last_step_gpu_ns() its GPU time. A slot must not be
+  // submitted again before it was waited for.
+  Status submit_chained(const graph::Batch& batch, const kv::Cache& cache, int slot, bool token_from_host);
+  Status wait_chained(int slot);
+  int32_t chained_argmax(int slot) const;
+
   // The step again with a barrier and a timestamp after every op: GPU time per op, in graph order.
   Result<std::vector<OpTiming>> profile(const graph::Batch& batch, const kv::Cache& cache);
 
@@ -68,7 +80,8 @@ class Executor {
  private:
   Executor(Kernels& k, ModelWeights& w, const KvPool& kv) : kernels_(k), weights_(w), kv_(kv) {}
   Status plan();
-  Status record(Commands& cmd, Readback readback, TimestampPool* timestamps);
+  // chain_slot >= 0: the chained recording of that staging slot (submit_chained).
+  Status record(Commands& cmd, Readback readback, TimestampPool* timestamps, int chain_slot = -1);
   Status record_op(Commands& cmd, size_t index);
   Status record_matmul(Commands& cmd, size_t index, const graph::Matmul& m);  // executor_matmul.cc
   // MoE and hybrid ops (executor_moe.cc).
@@ -112,7 +125,8 @@ class Executor {
   // Whether the ops `writers` (all that reference r before its norm) can add into `stream`.
   bool foldable_writers(std::span<const size_t> writers, graph::BufferId r, graph::BufferId stream) const;
   Status record_rope_kv(Commands& cmd, const RopeKvFusion& f);
-  Status write_step(const graph::Batch& batch, const kv::Cache& cache);
+  Status make_step_timer();
+  Status write_step(const graph::Batch& batch, const kv::Cache& cache, int slot = 0, bool write_tokens = true);
   // Zeroes the device recurrent state of the batch's sequences that start at position 0.
   Status zero_new_states(const graph::Batch& batch);
   ops::Activations act(graph::BufferId id) const;
@@ -140,9 +154,12 @@ class Executor {
   };
   std::vector<RopeTable> rope_tables_;
   uint32_t n_splits_ = 1;
-  std::unique_ptr<Commands> logits_cmd_, argmax_cmd_, profile_cmd_;
+  uint64_t step_words_ = 0, ids_slot_bytes_ = 0;  // one slot of step_host_ / ids_, each holding two
+  std::unique_ptr<Commands> logits_cmd_, argmax_cmd_, profile_cmd_, chain_cmd_[2];
   std::unique_ptr<TimestampPool> timestamps_;
-  std::unique_ptr<TimestampPool> step_timer_;  // two queries around run()'s recordings
+  // Two queries around run()'s recordings, then two around each chained slot's.
+  std::unique_ptr<TimestampPool> step_timer_;
+  uint32_t last_timer_query_ = 0;
   std::vector<std::string> profile_kinds_;  // what each timed dispatch group ran
   std::vector<std::string> profile_names_;  // and the name of its (first) graph op
   std::vector<std::pair<uint64_t, uint64_t>> pending_reads_, pending_writes_;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "engine/generate.h"
@@ -160,6 +161,179 @@ TEST_P(RecurrentState, SaveRestoreRewindsAndClearStartsOver) {
 
 INSTANTIATE_TEST_SUITE_P(Backends, RecurrentState, testing::Values(Backend::kCpu, Backend::kVulkan),
                          [](const auto& info) { return std::string(info.param == Backend::kCpu ? "cpu" : "vulkan"); });
+
+// A greedy chain (each step's argmax fed to the next on the device, the next step queued early)
+// gives the tokens and the cache of decode_greedy step by step; stopped early by its callback it
+// leaves the sequence at the last accepted step, whatever step was queued behind it.
+struct ChainCase {
+  const char* model;
+  Backend backend;
+};
+
+class GreedyChain : public testing::TestWithParam<ChainCase> {};
+
+int32_t argmax_of(std::span<const float> row) {
+  return int32_t(std::max_element(row.begin(), row.end()) - row.begin());
+}
+
+TEST_P(GreedyChain, MatchesStepByStep) {
+  ZINC_REQUIRE_TEST_DATA();
+  const ChainCase c = GetParam();
+  if (c.backend == Backend::kVulkan && !have_vulkan()) GTEST_SKIP() << "no Vulkan device";
+  auto m = load(c.model);
+  ASSERT_TRUE(m);
+  RunnerOptions o;
+  o.backend = c.backend;
+  o.n_threads = 2;
+  o.n_ctx = 64;
+  auto r = Runner::create(*m, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  Runner& run = **r;
+  const kv::SeqId s = run.cache().add_sequence().value();
+  const auto prompt = some_tokens(9, 3);
+  constexpr int kSteps = 7, kStop = 3;
+  const int32_t probe = 77;  // decoded after each run: the state the steps left behind
+
+  // Step by step: the tokens, and the logits of the probe after all steps and after kStop.
+  std::vector<int32_t> want;
+  std::vector<float> probe_all, probe_stop;
+  for (int stop : {kSteps, kStop}) {
+    run.cache().clear(s);
+    ASSERT_TRUE(run.decode(s, prompt, false).ok());
+    int32_t t = prompt.back() + 1;
+    for (int i = 0; i < stop; ++i) {
+      auto next = run.decode_greedy(s, std::span<const int32_t>(&t, 1));
+      ASSERT_TRUE(next.ok()) << next.status().message();
+      t = *next;
+      if (stop == kSteps) want.push_back(t);
+    }
+    auto rows = run.decode(s, std::span<const int32_t>(&probe, 1), false);
+    ASSERT_TRUE(rows.ok());
+    (stop == kSteps ? probe_all : probe_stop).assign(rows->begin(), rows->end());
+  }
+
+  run.cache().clear(s);
+  ASSERT_TRUE(run.decode(s, prompt, false).ok());
+  std::vector<int32_t> got;
+  double gpu_ns = 0;
+  auto steps = run.decode_greedy_chain(s, prompt.back() + 1, kSteps, [&](int32_t t) {
+    got.push_back(t);
+    return true;
+  }, &gpu_ns);
+  ASSERT_TRUE(steps.ok()) << steps.status().message();
+  EXPECT_EQ(*steps, kSteps);
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(run.cache().length(s), int64_t(prompt.size()) + kSteps);
+  auto rows = run.decode(s, std::span<const int32_t>(&probe, 1), false);
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(argmax_of(*rows), argmax_of(probe_all));
+  EXPECT_LT(max_abs_diff(*rows, probe_all), 1e-5);
+
+  // Without a callback (all steps queued two deep, recurrent models too).
+  run.cache().clear(s);
+  ASSERT_TRUE(run.decode(s, prompt, false).ok());
+  steps = run.decode_greedy_chain(s, prompt.back() + 1, kSteps);
+  ASSERT_TRUE(steps.ok());
+  EXPECT_EQ(*steps, kSteps);
+  rows = run.decode(s, std::span<const int32_t>(&probe, 1), false);
+  ASSERT_TRUE(rows.ok());
+  EXPECT_LT(max_abs_diff(*rows, probe_all), 1e-5);
+
+  // Stopped by the callback after kStop steps.
+  run.cache().clear(s);
+  ASSERT_TRUE(run.decode(s, prompt, false).ok());
+  got.clear();
+  steps = run.decode_greedy_chain(s, prompt.back() + 1, kSteps, [&](int32_t t) {
+    got.push_back(t);
+    return int(got.size()) < kStop;
+  });
+  ASSERT_TRUE(steps.ok());
+  EXPECT_EQ(*steps, kStop);
+  EXPECT_EQ(got, std::vector<int32_t>(want.begin(), want.begin() + kStop));
+  EXPECT_EQ(run.cache().length(s), int64_t(prompt.size()) + kStop);
+  rows = run.decode(s, std::span<const int32_t>(&probe, 1), false);
+  ASSERT_TRUE(rows.ok());
+  EXPECT_LT(max_abs_diff(*rows, probe_stop), 1e-5);
+
+  // More steps than the context holds: an error before any step runs.
+  const int64_t len = run.cache().length(s);
+  EXPECT_FALSE(run.decode_greedy_chain(s, 5, 1000).ok());
+  EXPECT_EQ(run.cache().length(s), len);
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, GreedyChain,
+                         testing::Values(ChainCase{"models/llama-f32.gguf", Backend::kCpu},
+                                         ChainCase{"models/llama-f32.gguf", Backend::kVulkan},
+                                         ChainCase{"models/qwen35moe-f32.gguf", Backend::kVulkan}),
+                         [](const auto& info) { return case_name(info.param.model, info.param.backend); });
+
+// generate() with a greedy sampler on Vulkan (the device chain) gives what decode and argmax on
+// the host give, stopping at stop tokens, the limit and the callback with the same cache length.
+TEST(Generate, GreedyOnVulkanMatchesHostArgmax) {
+  ZINC_REQUIRE_TEST_DATA();
+  if (!have_vulkan()) GTEST_SKIP() << "no Vulkan device";
+  auto m = load("models/llama-f32.gguf");
+  ASSERT_TRUE(m);
+  RunnerOptions o;
+  o.backend = Backend::kVulkan;
+  o.n_threads = 2;
+  o.n_ctx = 64;
+  auto r = Runner::create(*m, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const kv::SeqId s = (*r)->cache().add_sequence().value();
+  const auto prompt = some_tokens(6, 11);
+  constexpr int kMax = 12;
+  std::vector<int32_t> want;
+  auto logits = (*r)->decode(s, prompt, false);
+  ASSERT_TRUE(logits.ok());
+  for (int i = 0; i < kMax; ++i) {
+    want.push_back(argmax_of(*logits));
+    logits = (*r)->decode(s, std::span<const int32_t>(&want.back(), 1), false);
+    ASSERT_TRUE(logits.ok());
+  }
+
+  SamplerParams sp;
+  sp.temperature = 0;
+  sp.repeat_penalty = 1.0f;
+  const int32_t n_vocab = int32_t(m->hparams().n_vocab);
+  GenerateOptions go;
+  go.max_new_tokens = kMax;
+  (*r)->cache().clear(s);
+  Sampler a(sp, n_vocab);
+  ASSERT_TRUE(a.greedy());
+  std::vector<int32_t> streamed;
+  auto res = generate(**r, s, prompt, a, go, [&](int32_t t) {
+    streamed.push_back(t);
+    return true;
+  });
+  ASSERT_TRUE(res.ok()) << res.status().message();
+  EXPECT_EQ(res->tokens, want);
+  EXPECT_EQ(streamed, want);
+  EXPECT_EQ(res->reason, StopReason::kMaxTokens);
+  EXPECT_EQ((*r)->cache().length(s), int64_t(prompt.size()) + kMax);
+
+  // A stop token at the 6th: five tokens, all decoded, the stop token not.
+  (*r)->cache().clear(s);
+  Sampler b(sp, n_vocab);
+  go.stop_tokens = {want[5]};
+  res = generate(**r, s, prompt, b, go);
+  ASSERT_TRUE(res.ok());
+  const auto first_stop = std::find(want.begin(), want.end(), want[5]) - want.begin();
+  EXPECT_EQ(res->reason, StopReason::kEndOfGeneration);
+  EXPECT_EQ(res->tokens, std::vector<int32_t>(want.begin(), want.begin() + first_stop));
+  EXPECT_EQ((*r)->cache().length(s), int64_t(prompt.size()) + first_stop);
+
+  // The callback stops after the 4th token, which is decoded.
+  (*r)->cache().clear(s);
+  Sampler c(sp, n_vocab);
+  go.stop_tokens.clear();
+  int seen = 0;
+  res = generate(**r, s, prompt, c, go, [&](int32_t) { return ++seen < 4; });
+  ASSERT_TRUE(res.ok());
+  EXPECT_EQ(res->reason, StopReason::kCallback);
+  EXPECT_EQ(res->tokens, std::vector<int32_t>(want.begin(), want.begin() + 4));
+  EXPECT_EQ((*r)->cache().length(s), int64_t(prompt.size()) + 4);
+}
 
 TEST(Runner, LongInputsRunInSeveralStepsWithTheSameResult) {
   ZINC_REQUIRE_TEST_DATA();
