@@ -2,8 +2,9 @@
 // arena as the graph planned it, scratch for fused ops and a small host-visible step buffer;
 // the whole step is recorded into a command buffer once (per readback mode) and replayed: run()
 // writes the per-step data (token ids, positions, sequence ids, page tables, output rows, RoPE
-// tables) into the step buffer, submits once and waits. Weights (ModelWeights), kernels and the
-// KV pool are borrowed and shared with the model's other executors.
+// tables) into the step buffer, submits once and waits; greedy chains (submit_chained) alternate
+// two staging slots so that a step can be queued behind the one running. Weights (ModelWeights),
+// kernels and the KV pool are borrowed and shared with the model's other executors.
 #pragma once
 
 #include <cstdint>
