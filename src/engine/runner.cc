@@ -215,7 +215,7 @@ Result<int> Runner::decode_greedy_chain(kv::SeqId seq, int32_t token, int n, con
   if (!cache_->has_sequence(seq)) return error("sequence %d does not exist", seq);
   const int64_t start = cache_->length(seq);
   ZINC_RETURN_IF_ERROR(cache_->reserve(seq, start + n));  // all steps fit, or none runs
-  if (!vk_ || options_.max_batch < 1) {
+  if (!vk_) {
     for (int i = 0; i < n; ++i) {
       ZINC_ASSIGN_OR_RETURN(token, decode_greedy(seq, std::span<const int32_t>(&token, 1)));
       if (gpu_ns) *gpu_ns += last_step_gpu_ns();

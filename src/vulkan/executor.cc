@@ -364,13 +364,8 @@ Status Executor::write_step(const graph::Batch& batch, const kv::Cache& cache, i
 Status Executor::run(const graph::Batch& batch, const kv::Cache& cache, Readback readback) {
   ZINC_RETURN_IF_ERROR(write_step(batch, cache));
   ZINC_RETURN_IF_ERROR(zero_new_states(batch));
-  std::unique_ptr<Commands>& cmd = readback == Readback::kLogits ? logits_cmd_ : argmax_cmd_;
-  if (!cmd) {
-    ZINC_RETURN_IF_ERROR(make_step_timer());
-    ZINC_ASSIGN_OR_RETURN(auto c, Commands::create(kernels_.device()));
-    ZINC_RETURN_IF_ERROR(record(*c, readback, nullptr));
-    cmd = std::move(c);
-  }
+  ZINC_ASSIGN_OR_RETURN(Commands * cmd, step_recording(readback == Readback::kLogits ? logits_cmd_ : argmax_cmd_,
+                                                       readback, -1));
   last_timer_query_ = 0;
   return cmd->submit_and_wait();
 }
@@ -381,13 +376,7 @@ Status Executor::submit_chained(const graph::Batch& batch, const kv::Cache& cach
     return error("chained steps take one token and one output row, got %zu tokens", batch.tokens.size());
   ZINC_RETURN_IF_ERROR(write_step(batch, cache, slot, token_from_host));
   ZINC_RETURN_IF_ERROR(zero_new_states(batch));
-  std::unique_ptr<Commands>& cmd = chain_cmd_[slot];
-  if (!cmd) {
-    ZINC_RETURN_IF_ERROR(make_step_timer());
-    ZINC_ASSIGN_OR_RETURN(auto c, Commands::create(kernels_.device()));
-    ZINC_RETURN_IF_ERROR(record(*c, Readback::kArgmax, nullptr, slot));
-    cmd = std::move(c);
-  }
+  ZINC_ASSIGN_OR_RETURN(Commands * cmd, step_recording(chain_cmd_[slot], Readback::kArgmax, slot));
   return cmd->submit();
 }
 
@@ -412,10 +401,16 @@ double Executor::last_step_gpu_ns() const {
   return ns.ok() ? *ns : 0;
 }
 
-Status Executor::make_step_timer() {
-  if (step_timer_ || !kernels_.device().caps().timestamps) return Status();
-  ZINC_ASSIGN_OR_RETURN(step_timer_, TimestampPool::create(kernels_.device(), 6));
-  return Status();
+Result<Commands*> Executor::step_recording(std::unique_ptr<Commands>& cmd, Readback readback, int chain_slot) {
+  if (!cmd) {
+    if (!step_timer_ && kernels_.device().caps().timestamps) {
+      ZINC_ASSIGN_OR_RETURN(step_timer_, TimestampPool::create(kernels_.device(), 6));
+    }
+    ZINC_ASSIGN_OR_RETURN(auto c, Commands::create(kernels_.device()));
+    ZINC_RETURN_IF_ERROR(record(*c, readback, nullptr, chain_slot));
+    cmd = std::move(c);
+  }
+  return cmd.get();
 }
 
 std::span<const int32_t> Executor::argmax() const {

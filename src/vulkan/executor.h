@@ -126,7 +126,8 @@ class Executor {
   // Whether the ops `writers` (all that reference r before its norm) can add into `stream`.
   bool foldable_writers(std::span<const size_t> writers, graph::BufferId r, graph::BufferId stream) const;
   Status record_rope_kv(Commands& cmd, const RopeKvFusion& f);
-  Status make_step_timer();
+  // `cmd`, recorded (with the step timer) on first use.
+  Result<Commands*> step_recording(std::unique_ptr<Commands>& cmd, Readback readback, int chain_slot);
   Status write_step(const graph::Batch& batch, const kv::Cache& cache, int slot = 0, bool write_tokens = true);
   // Zeroes the device recurrent state of the batch's sequences that start at position 0.
   Status zero_new_states(const graph::Batch& batch);

@@ -83,9 +83,12 @@ uint route(uint t, uint j, bool write) {
     for (uint e = lane; e < n; e += step) m = max(m, logits[base + e]);
     m = subgroupMax(m);
     float s = 0.0;
-    for (uint e = lane; e < n; e += step) s += exp(logits[base + e] - m);
+    for (uint e = lane; e < n; e += step) {
+      s_p[e] = exp(logits[base + e] - m);
+      s += s_p[e];
+    }
     const float inv = 1.0 / subgroupAdd(s);
-    for (uint e = lane; e < n; e += step) s_p[e] = exp(logits[base + e] - m) * inv;
+    for (uint e = lane; e < n; e += step) s_p[e] *= inv;
     // A lane reads and retires only its own experts (e % step == lane): no barrier per round.
     for (uint r = 0; r < p.k; ++r) {
       float best = -1.0;
