@@ -3,7 +3,8 @@
 // block, splits and outputs as attention.comp, laid out for memory throughput: in each tile of
 // 128 keys a thread loads its key's row as 16-byte words (four in flight at a time) and scores
 // it against the workgroup's query heads; then the V rows of the tile are read whole by dv/4
-// threads each (8-byte words), two keys at a time, and the key lanes are summed at the end.
+// threads each (8-byte words), eight keys per key lane at a time, and the key lanes are summed
+// at the end.
 // Needs subgroup arithmetic, dk % 8 == 0, dv % 4 == 0 and 128 % (dv / 4) == 0.
 // Split over the keys (flags bit 1), each workgroup writes its partial record; with flags bit 2
 // the last workgroup of a (token, head group) to finish (counted in `counters`, which it leaves
@@ -20,6 +21,9 @@ const uint kThreads = 128;
 #endif
 const uint kMaxG = MAX_G;  // query heads per workgroup
 const uint kMaxDim = 256;
+// V rows per key lane loaded at once. On the H200 eight against two: Llama-3-8B decode 299.9 ->
+// 301.9 tok/s at depth 0, 276.4 -> 284.9 at 512, 261.9 -> 269.7 at 4096 (registers unchanged).
+const uint kVRows = 8;
 
 layout(std430, binding = 0) readonly buffer Q { float q[]; };
 layout(std430, binding = 1) readonly buffer Step { int step[]; };
@@ -193,12 +197,12 @@ void main() {
     }
     barrier();
     const uint nk = min(kThreads, end - base);
-    // Two V rows per step, both loads in flight before they are used.
+    // kVRows V rows per step, all loads in flight before they are used.
     uint j = kl;
-    for (; j + key_lanes < nk; j += 2 * key_lanes) {
-      uvec2 vw[2];
-      [[unroll]] for (uint u = 0; u < 2; ++u) vw[u] = vc2[srow[j + u * key_lanes] * v_row2 + v_head2 + d4];
-      [[unroll]] for (uint u = 0; u < 2; ++u) {
+    for (; j + (kVRows - 1) * key_lanes < nk; j += kVRows * key_lanes) {
+      uvec2 vw[kVRows];
+      [[unroll]] for (uint u = 0; u < kVRows; ++u) vw[u] = vc2[srow[j + u * key_lanes] * v_row2 + v_head2 + d4];
+      [[unroll]] for (uint u = 0; u < kVRows; ++u) {
         const vec4 vv = vec4(unpackHalf2x16(vw[u].x), unpackHalf2x16(vw[u].y));
         [[unroll]] for (uint g = 0; g < kMaxG; ++g) {
           if (g >= ng) break;
