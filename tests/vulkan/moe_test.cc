@@ -185,7 +185,7 @@ void check_moe(const MoeShape& s, bool int8) {
   expect_near_all(read_floats(*out2, want.out.size()), out, 1e-5f * max_abs(out), "out with 2 lanes a row");
 
   // The shared expert as one more term of the down projection, gated by sigmoid(gw . h).
-  const uint32_t G = 40;
+  const uint32_t G = 1100;  // several rounds of the gate's loads, the last one partial
   const Matrix ws = random_matrix(s.type, s.embd, s.ff, 17);
   const auto sx = random_floats(size_t(T * s.ff), 18), hv = random_floats(size_t(T * G), 19),
              gw = random_floats(G, 20);
@@ -326,6 +326,7 @@ TEST(VulkanMoeMatvec, OtherTypesMatchCpu) {
   check_moe({TensorType::F16, 160, 96, 5, 2, 2}, false);
   check_moe({TensorType::F32, 64, 32, 5, 4, 3}, false);
   check_moe({TensorType::Q4_0, 1024, 64, 6, 2, 1}, true);
+  check_moe({TensorType::Q4_0, 64, 32, 300, 8, 2}, true);  // routing over several rounds of logit loads
 }
 
 }  // namespace

@@ -66,6 +66,7 @@ const uint kValues = kMats * kRows;
 shared float partial[kValues * kGroupSize];
 
 const uint kMaxExperts = 1024, kMaxK = 64;
+const uint kUnroll = 8;  // global loads in flight per thread in the routing and the shared gate
 shared float s_p[kMaxExperts];
 shared float s_w[kMaxK];
 shared int s_id[kMaxK];
@@ -79,12 +80,21 @@ uint route(uint t, uint j, bool write) {
 #ifdef SUBGROUP
   if (gl_SubgroupID == 0) {
     const uint lane = gl_SubgroupInvocationID, step = gl_SubgroupSize;
+    // The logits go through s_p (a lane's own entries), kUnroll per lane loaded at once.
     float m = -1.0 / 0.0;
-    for (uint e = lane; e < n; e += step) m = max(m, logits[base + e]);
+    for (uint e0 = lane; e0 < n; e0 += kUnroll * step) {
+      float lv[kUnroll];
+      [[unroll]] for (uint u = 0; u < kUnroll; ++u) lv[u] = logits[base + min(e0 + u * step, n - 1)];
+      [[unroll]] for (uint u = 0; u < kUnroll; ++u)
+        if (e0 + u * step < n) {
+          s_p[e0 + u * step] = lv[u];
+          m = max(m, lv[u]);
+        }
+    }
     m = subgroupMax(m);
     float s = 0.0;
     for (uint e = lane; e < n; e += step) {
-      s_p[e] = exp(logits[base + e] - m);
+      s_p[e] = exp(s_p[e] - m);
       s += s_p[e];
     }
     const float inv = 1.0 / subgroupAdd(s);
@@ -171,9 +181,17 @@ void main() {
   const bool with_shared = !kPair && (p.flags & 8u) != 0u;
   const uint n_sub = kPair ? 1 : p.k + (with_shared ? 1 : 0);
   float shared_gate = 0.0;
-  if (with_shared) {
+  if (with_shared) {  // kUnroll elements of h and gate_w per thread loaded before any is used
     float d = 0.0;
-    for (uint i = tid; i < p.h_cols; i += kGroupSize) d += hx[item * p.h_stride + i] * gate_w[i];
+    for (uint i0 = tid; i0 < p.h_cols; i0 += kUnroll * kGroupSize) {
+      float hv[kUnroll], gv[kUnroll];
+      [[unroll]] for (uint u = 0; u < kUnroll; ++u) {
+        const uint i = min(i0 + u * kGroupSize, p.h_cols - 1);
+        hv[u] = hx[item * p.h_stride + i];
+        gv[u] = gate_w[i];
+      }
+      [[unroll]] for (uint u = 0; u < kUnroll; ++u) d += i0 + u * kGroupSize < p.h_cols ? hv[u] * gv[u] : 0.0;
+    }
     shared_gate = 1.0 / (1.0 + exp(-workgroup_sum(d)));
   }
 
