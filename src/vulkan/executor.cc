@@ -84,9 +84,12 @@ Status Executor::plan() {
   ZINC_ASSIGN_OR_RETURN(scratch_, Buffer::create(device, scratch, MemoryKind::kDeviceLocal));
   ZINC_ASSIGN_OR_RETURN(partials_, Buffer::create(device, partials, MemoryKind::kDeviceLocal));
   ZINC_ASSIGN_OR_RETURN(attention_counters_, Buffer::create(device, counters, MemoryKind::kDeviceLocal));
+  const uint64_t argmax_scratch = n_out <= ops::Argmax::kSlicedRows ? ops::Argmax::scratch_bytes(n_out) : 4;
+  ZINC_ASSIGN_OR_RETURN(argmax_scratch_, Buffer::create(device, argmax_scratch, MemoryKind::kDeviceLocal));
   ZINC_ASSIGN_OR_RETURN(zero_cmd_, Commands::create(device));
   ZINC_RETURN_IF_ERROR(zero_cmd_->begin());
   zero_cmd_->zero(*attention_counters_, 0, counters);
+  zero_cmd_->zero(*argmax_scratch_, 0, argmax_scratch);
   zero_cmd_->barrier();
   ZINC_RETURN_IF_ERROR(zero_cmd_->end());
   ZINC_RETURN_IF_ERROR(zero_cmd_->submit_and_wait());
@@ -212,7 +215,8 @@ Status Executor::record(Commands& cmd, Readback readback, TimestampPool* timesta
   } else {
     ZINC_RETURN_IF_ERROR(kernels_.argmax->record(cmd, act(graph_.output()),
                                                  {ids_.get(), slot * ids_slot_bytes_, uint64_t(out.rows) * 4},
-                                                 uint32_t(out.rows), uint32_t(out.cols)));
+                                                 uint32_t(out.rows), uint32_t(out.cols),
+                                                 out.rows <= ops::Argmax::kSlicedRows ? argmax_scratch_.get() : nullptr));
     if (chain_slot >= 0) {  // the next chained step's token
       cmd.barrier();
       cmd.copy(*ids_, slot * ids_slot_bytes_, *step_host_, ((1 - slot) * step_words_ + tokens_word_) * 4, 4);

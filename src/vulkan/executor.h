@@ -145,6 +145,7 @@ class Executor {
   graph::Graph graph_;
   int32_t max_seqs_ = 1;
   std::unique_ptr<Buffer> arena_, scratch_, partials_, attention_counters_, moe_scratch_, step_host_, step_, logits_, ids_;
+  std::unique_ptr<Buffer> argmax_scratch_;  // the sliced argmax of the readback (decode shapes)
   uint64_t moe_tiles_offset_ = 0, moe_expert_out_offset_ = 0;  // bytes into moe_scratch_
   std::unique_ptr<Commands> zero_cmd_;
   std::vector<int32_t> zero_seqs_;
