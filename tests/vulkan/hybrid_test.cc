@@ -158,6 +158,7 @@ TEST(VulkanDeltaNet, TokenKernelMatchesCpuRecurrence) {
     check_hybrid({4, 2, 40, 4, 6, true}, ops::DeltaNetKernel::kTokens, conv);
     check_hybrid({4, 1, 128, 2, 128, true}, ops::DeltaNetKernel::kTokens, conv);
     check_hybrid({2, 3, 17, 3, 33, false}, ops::DeltaNetKernel::kTokens, conv);
+    check_hybrid({4, 1, 200, 2, 24, true}, ops::DeltaNetKernel::kTokens, conv);  // d_k past 128
   }
 }
 
