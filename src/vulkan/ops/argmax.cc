@@ -5,8 +5,8 @@
 namespace zinc::vulkan::ops {
 namespace {
 
-constexpr uint32_t kUnroll = 8;             // columns per thread loaded at once (argmax.comp)
-constexpr uint64_t kCounterBytes = 256;     // the counters' part of the scratch (offset alignment)
+constexpr uint32_t kUnroll = 8;          // columns per thread loaded at once (argmax.comp)
+constexpr uint64_t kCounterBytes = 256;  // the counters' part of the scratch (offset alignment)
 
 }  // namespace
 
@@ -39,11 +39,7 @@ Status Argmax::record(Commands& cmd, const Activations& x, const BufferRange& ou
   const BufferRange counters = sliced ? BufferRange{scratch, 0, kCounterBytes} : out;
   const BufferRange records = sliced ? BufferRange{scratch, kCounterBytes, VK_WHOLE_SIZE} : out;
   const BufferRange buffers[4] = {x.range, out, counters, records};
-  if (n_slices > 1) {
-    cmd.dispatch(*pipeline_, buffers, push, sizeof push, n_slices, n_tokens);
-    return Status();
-  }
-  const Grid grid = grid_for(n_tokens);
+  const Grid grid = n_slices > 1 ? Grid{n_slices, n_tokens} : grid_for(n_tokens);  // see argmax.comp
   cmd.dispatch(*pipeline_, buffers, push, sizeof push, grid.x, grid.y);
   return Status();
 }

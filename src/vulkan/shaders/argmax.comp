@@ -1,9 +1,9 @@
 #version 450
 // out[t] = the index of the largest of x[t][0..cols) (the first on ties; NaN never wins).
-// Workgroup (s, t) (or t alone, with one slice) takes columns [s * slice_cols, (s + 1) * slice_cols) of row t, each thread
-// kUnroll of them loaded at once. With one slice it writes out[t]; with several, each writes its
-// (value, index) record to `partials`, counts itself in counters[t], and the last to finish
-// merges the records, writes out[t] and leaves the counter at zero.
+// Workgroup (s, t) (or t alone, with one slice) takes columns [s, s + 1) * slice_cols of row t,
+// each thread kUnroll of them loaded at once. With one slice it writes out[t]; with several, each
+// writes its (value, index) record to `partials`, counts itself in counters[t], and the last to
+// finish merges the records, writes out[t] and leaves the counter at zero.
 #extension GL_EXT_control_flow_attributes : enable
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint kGroupSize = 256;
@@ -49,7 +49,7 @@ void main() {
       if (k0 + u * kGroupSize < end) take(v[u], k0 + u * kGroupSize, best, index);
   }
   workgroup_argmax(best, index);
-  if (p.n_slices == 1) {
+  if (one) {
     if (tid == 0) result[t] = index == kNone ? 0u : index;
     return;
   }
