@@ -73,38 +73,60 @@ void main() {
 
   for (uint t = 0; t < p.n_tokens; ++t) {
     const uint src = t * p.qkv_stride;
-    // L2 norms of q and k: one row's lanes each.
-    if (tid < 2 * kLanes) {
-      const uint off = src + (tid < kLanes ? 0u : key_dim) + kh * p.d_k;
-      float ss = 0.0;
-      for (uint j = lane; j < p.d_k; j += kLanes) ss += qkv[off + j] * qkv[off + j];
-      s_red[tid] = ss;
+    // Every load of the token is issued before any is used: the slot, the gates, the row's v, the
+    // q (threads 0-31) or k (32-63) elements a thread normalises, then the state row.
+    const uint slot = uint(seq_ids[t]);
+    const float beta_t = beta[t * p.gate_stride + h], alpha_t = alpha[t * p.gate_stride + h];
+    const float a_h = a[h], dt_h = dt_bias[h];
+    const float v_t = qkv[src + 2 * key_dim + h * p.d_v + (live ? row : 0)];
+    const bool norms = tid < 2 * kLanes, is_q = tid < kLanes;
+    const uint off = src + (is_q ? 0u : key_dim) + kh * p.d_k;
+    float x[kMaxPerLane];
+    [[unroll]] for (uint m = 0; m < kMaxPerLane; ++m) {
+      const uint j = lane + kLanes * m;
+      x[m] = norms && j < p.d_k ? qkv[off + j] : 0.0;
     }
+    const uint base = slot * p.slot_stride + p.state_offset + (h * p.d_v + (live ? row : 0)) * p.d_k;
+    float S[kMaxPerLane];
+    [[unroll]] for (uint m = 0; m < kMaxPerLane; ++m) {
+      const uint j = lane + kLanes * m;
+      S[m] = live && j < p.d_k ? state[base + j] : 0.0;
+    }
+    // L2 norms of q and k: one row's lanes each.
+    float ss = 0.0;
+    [[unroll]] for (uint m = 0; m < kMaxPerLane; ++m) ss += x[m] * x[m];
+    s_red[tid] = ss;
     barrier();
     if (tid < 2) {
-      float ss = 0.0;
-      for (uint i = 0; i < kLanes; ++i) ss += s_red[tid * kLanes + i];
-      s_norm[tid] = 1.0 / max(sqrt(ss), p.eps);
+      float sum = 0.0;
+      for (uint i = 0; i < kLanes; ++i) sum += s_red[tid * kLanes + i];
+      s_norm[tid] = 1.0 / max(sqrt(sum), p.eps);
     }
     barrier();
-    for (uint j = tid; j < p.d_k; j += kGroupSize) {
-      s_q[j] = (qkv[src + kh * p.d_k + j] * s_norm[0]) * q_scale;
-      s_k[j] = qkv[src + key_dim + kh * p.d_k + j] * s_norm[1];
+    if (norms) {
+      const float n = s_norm[is_q ? 0 : 1];
+      [[unroll]] for (uint m = 0; m < kMaxPerLane; ++m) {
+        const uint j = lane + kLanes * m;
+        if (j < p.d_k) {
+          if (is_q)
+            s_q[j] = (x[m] * n) * q_scale;
+          else
+            s_k[j] = x[m] * n;
+        }
+      }
     }
     barrier();
 
-    const float b = 1.0 / (1.0 + exp(-beta[t * p.gate_stride + h]));
-    const float decay = exp(a[h] * softplus(alpha[t * p.gate_stride + h] + dt_bias[h]));
-    const uint base = uint(seq_ids[t]) * p.slot_stride + p.state_offset + (h * p.d_v + (live ? row : 0)) * p.d_k;
-    float S[kMaxPerLane];
+    const float b = 1.0 / (1.0 + exp(-beta_t));
+    const float decay = exp(a_h * softplus(alpha_t + dt_h));
     float sk = 0.0;
     [[unroll]] for (uint m = 0; m < kMaxPerLane; ++m) {
       const uint j = lane + kLanes * m;
-      S[m] = live && j < p.d_k ? state[base + j] * decay : 0.0;
+      S[m] *= decay;
       sk += j < p.d_k ? S[m] * s_k[j] : 0.0;
     }
     sk = row_sum(sk);
-    const float e = live ? (qkv[src + 2 * key_dim + h * p.d_v + row] - sk) * b : 0.0;
+    const float e = live ? (v_t - sk) * b : 0.0;
     float o = 0.0;
     [[unroll]] for (uint m = 0; m < kMaxPerLane; ++m) {
       const uint j = lane + kLanes * m;

@@ -97,6 +97,7 @@ void main() {
   const uint base = is_q ? t * p.q_stride + p.q_offset + head * p.q_head_stride
                          : t * p.k_stride + p.k_offset + head * p.k_head_stride;
   const bool norm = (p.flags & (is_q ? 1u : 2u)) != 0u;  // uniform too
+  const uint row = is_q ? 0u : cache_row(t);  // its loads in flight with the head's
   float scale = 1.0;
   if (norm) {
     float ss = 0.0;
@@ -133,7 +134,6 @@ void main() {
   }
   if (is_q) return;
   barrier();
-  const uint row = cache_row(t);
   const uint k_words = dim / kPer, v_words = p.v_dim / kPer;
   for (uint w = tid; w < k_words; w += kGroupSize) {
     const uint e = w * kPer;
