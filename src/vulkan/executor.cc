@@ -22,9 +22,13 @@ constexpr uint64_t kStepAlignBytes = 256;  // the largest minStorageBufferOffset
 // A KV layer's place in the notional address space of the barrier tracking (far above the arena).
 // The private buffers' place (below the recurrent states' at 2^62).
 constexpr uint64_t kPrivateBase = 1ull << 61;
-Range kv_range(int32_t layer) { return {~0ull - 2 - 2 * uint64_t(layer), ~0ull - 1 - 2 * uint64_t(layer)}; }
 
 }  // namespace
+
+Range Executor::kv_range(int32_t layer, int pool) {
+  const uint64_t k = ~0ull - 2 - 2 * uint64_t(layer);  // the K pool's unit; the V pool's follows
+  return pool < 0 ? Range{k, k + 2} : Range{k + uint64_t(pool), k + uint64_t(pool) + 1};
+}
 
 Executor::~Executor() = default;
 
@@ -192,6 +196,10 @@ Status Executor::record(Commands& cmd, Readback readback, TimestampPool* timesta
     }
     const auto fused = rope_kv_.find(i);
     const RopeKvFusion* f = fused == rope_kv_.end() ? nullptr : &fused->second;
+    if (f && folded_rope_kv_.count(i)) {  // done by the matvecs' epilogues
+      i += f->n_ops;
+      continue;
+    }
     Status s;
     if (const auto sd = shared_downs_.find(i); sd != shared_downs_.end()) s = record_op(cmd, sd->second.gate_up);
     if (s.ok()) s = f ? record_rope_kv(cmd, *f) : record_op(cmd, i);

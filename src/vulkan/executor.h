@@ -121,11 +121,22 @@ class Executor {
   bool untouched(int32_t buffer) const;  // a buffer the fusions leave unused (by index)
   ops::StateSlots state_slots() const;  // the device state and this step's sequence ids
   static std::pair<uint64_t, uint64_t> conv_state_range(int32_t layer);  // for the barrier tracking
+  // Likewise for a KV layer: both pools (pool -1), the K pool (0) or the V pool (1).
+  static std::pair<uint64_t, uint64_t> kv_range(int32_t layer, int pool = -1);
   bool on_matvec_path(const graph::Matmul& m) const;
   bool fusable_matvec(const graph::Matmul& m) const;  // on the matvec path as one dispatch
   // Whether the ops `writers` (all that reference r before its norm) can add into `stream`.
   bool foldable_writers(std::span<const size_t> writers, graph::BufferId r, graph::BufferId stream) const;
   Status record_rope_kv(Commands& cmd, const RopeKvFusion& f);
+  // A RopeKvFusion without norms, of adjacent pairs, done in the epilogues of the matvecs
+  // producing q (rotated), k (rotated and stored) and v (stored): no dispatch of its own.
+  struct RopeKvEpilogue {
+    const graph::RopeParams* rope = nullptr;  // null: no rotation (v)
+    int32_t head_dim = 0;
+    int32_t kv_layer = -1;  // the pool stored into; -1: none (q)
+    bool v = false;         // the V pool, else the K pool
+  };
+  void plan_rope_kv_epilogues();
   // `cmd`, recorded (with the step timer) on first use.
   Result<Commands*> step_recording(std::unique_ptr<Commands>& cmd, Readback readback, int chain_slot);
   Status write_step(const graph::Batch& batch, const kv::Cache& cache, int slot = 0, bool write_tokens = true);
@@ -188,6 +199,8 @@ class Executor {
   std::map<size_t, size_t> conv_folds_;               // matmul op index -> the SsmConv1d it runs
   std::map<int32_t, size_t> gated_norms_;             // norm output buffer index -> GatedRmsNorm op
   std::map<size_t, RopeKvFusion> rope_kv_;            // by the index of its first op
+  std::map<size_t, RopeKvEpilogue> rope_kv_epilogues_;  // by the op index of the matvec doing it
+  std::set<size_t> folded_rope_kv_;                    // rope_kv_ keys done by those epilogues
 };
 
 }  // namespace zinc::vulkan

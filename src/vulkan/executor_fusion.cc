@@ -158,6 +158,44 @@ void Executor::plan_fusions() {
   }
   plan_delta_net_fusions();
   plan_shared_experts();
+  plan_rope_kv_epilogues();
+}
+
+void Executor::plan_rope_kv_epilogues() {
+  rope_kv_epilogues_.clear();
+  folded_rope_kv_.clear();
+  const auto& ops = graph_.ops();
+  for (const auto& [first, f] : rope_kv_) {
+    const auto& q = std::get<graph::Rope>(ops[f.rope_q].params);
+    const auto& w = std::get<graph::KvWrite>(ops[f.kv_write].params);
+    if (f.q_norm || f.k_norm || q.params.mode != graph::RopeMode::kNorm || !kv_.layer(w.kv_layer).f16) continue;
+    const graph::BufferId bufs[3] = {q.buf, w.k, w.v};
+    const graph::HeadLayout heads[3] = {q.heads, w.k_heads, w.v_heads};
+    size_t producers[3];
+    bool ok = true;
+    for (int b = 0; b < 3 && ok; ++b) {  // a staged matvec writing packed heads, read by nothing before
+      const graph::Buffer& buf = graph_.buffer(bufs[b]);
+      const size_t i = buf.first_op >= 0 ? size_t(buf.first_op) : ops.size();
+      const auto* m = i < first ? std::get_if<graph::Matmul>(&ops[i].params) : nullptr;
+      const WeightBuffer* wb = m ? weights_.matrix(m->w) : nullptr;
+      auto k = wb ? kernels_.matvec(wb->type(), false) : Result<const ops::Matvec*>(error("no matrix"));
+      const auto mat = materialized_norms_.find(i);
+      ok = m && m->out == bufs[b] && !m->up && !m->bias && on_matvec_path(*m) && k.ok() &&
+           (*k)->uses_staged(wb->cols()) && heads[b] == graph::HeadLayout::packed(heads[b].n_heads, heads[b].head_dim) &&
+           heads[b].head_dim % 2 == 0 && buf.cols == heads[b].span() && wb->rows() == buf.cols &&
+           !residual_folds_.count(i) && !conv_folds_.count(i) && !gated_norms_.count(m->in.index) &&
+           (mat == materialized_norms_.end() || !mat->second.out.valid());
+      if (ok)
+        for (const WeightChunk& c : wb->chunks()) ok = ok && c.rows % 2 == 0;
+      for (size_t j = i + 1; j < first && ok; ++j) ok = !references(ops[j], bufs[b]);
+      producers[b] = i;
+    }
+    if (!ok) continue;
+    rope_kv_epilogues_[producers[0]] = {&q.params, q.heads.head_dim, -1, false};
+    rope_kv_epilogues_[producers[1]] = {&q.params, w.k_heads.head_dim, w.kv_layer, false};
+    rope_kv_epilogues_[producers[2]] = {nullptr, w.v_heads.head_dim, w.kv_layer, true};
+    folded_rope_kv_.insert(first);
+  }
 }
 
 void Executor::plan_shared_experts() {

@@ -71,9 +71,21 @@ Status Executor::record_matmul(Commands& cmd, size_t index, const graph::Matmul&
     rd.push_back(conv_state_range(conv->recurrent_layer));
     wr.push_back(conv_state_range(conv->recurrent_layer));
   }
+  ops::OutputRopeKv rope_kv_args;
+  if (const auto e = rope_kv_epilogues_.find(index); e != rope_kv_epilogues_.end()) {
+    const RopeKvEpilogue& ep = e->second;
+    uint32_t word = 0;
+    for (const RopeTable& t : rope_tables_)
+      if (ep.rope && t.params == *ep.rope) word = t.word;
+    const ops::KvLayerBuffers layer = ep.kv_layer >= 0 ? kv_.layer(ep.kv_layer) : ops::KvLayerBuffers{};
+    rope_kv_args = {&step_data_, uint32_t(ep.head_dim), ep.rope ? uint32_t(ep.rope->n_rot / 2) : 0u, word,
+                    ep.kv_layer < 0 ? nullptr : ep.v ? layer.v : layer.k};
+    fusion.rope_kv = &rope_kv_args;
+    if (ep.kv_layer >= 0) wr.push_back(kv_range(ep.kv_layer, ep.v ? 1 : 0));  // k and v stay concurrent
+  }
   access(cmd, rd, wr);
-  if (gated || conv) {
-    if (up || !small) return error("a fused gated norm or conv on a split or GEMM matmul");
+  if (gated || conv || fusion.rope_kv) {
+    if (up || !small) return error("a fused gated norm, conv or rope on a split or GEMM matmul");
     ZINC_ASSIGN_OR_RETURN(const ops::Matvec* k, kernels_.matvec(w->type(), false));
     return k->record_fused(cmd, *w, x, y, rows, fusion);
   }

@@ -284,6 +284,86 @@ TEST(VulkanExecutor, DenseOpsMatchCpu) {
   check_dense(21);  // GEMM
 }
 
+// A Llama attention block (input norm, q/k/v products, RoPE of adjacent pairs, KV write,
+// attention, output product) on 3 sequences: prefill steps (GEMM path), then decode steps of 3
+// tokens and of 1, where the q/k/v matvecs rotate q and k and store k and v into the cache in
+// their epilogues (no rope_kv_write dispatch is left in the decode profile).
+void check_rope_kv_epilogues(int32_t n_rot, int32_t dk) {
+  SCOPED_TRACE(testing::Message() << "n_rot " << n_rot << " head dim " << dk);
+  const int32_t n_q = 4, n_kv = 2;
+  const int64_t E = 256;
+  graph::StateLayout layout;
+  layout.kv_layers.push_back({n_kv, dk, dk});
+  Harness h(layout);
+  auto n1 = vector_weight(E, 31, 1.f);
+  auto wq = matrix_weight(TensorType::Q4_K, int64_t(n_q) * dk, E, 32),
+       wk = matrix_weight(TensorType::Q4_K, int64_t(n_kv) * dk, E, 33),
+       wv = matrix_weight(TensorType::Q6_K, int64_t(n_kv) * dk, E, 34),
+       wo = matrix_weight(TensorType::Q4_K, E, int64_t(n_q) * dk, 35);
+  graph::RopeParams rope;
+  rope.mode = graph::RopeMode::kNorm;
+  rope.n_rot = n_rot;
+  auto build = [&](int64_t T) {
+    graph::GraphBuilder b({T, T}, layout);
+    const auto qh = graph::HeadLayout::packed(n_q, dk), kh = graph::HeadLayout::packed(n_kv, dk);
+    auto x = b.input("x", E);
+    auto hn = b.buffer("hn", E), q = b.buffer("q", int64_t(n_q) * dk), k = b.buffer("k", int64_t(n_kv) * dk),
+         v = b.buffer("v", int64_t(n_kv) * dk);
+    b.add("norm", graph::RmsNorm{x, {}, hn, &n1->w, 1e-5f});
+    b.add("wq", graph::Matmul{hn, q, &wq->w, nullptr, nullptr});
+    b.add("wk", graph::Matmul{hn, k, &wk->w, nullptr, nullptr});
+    b.add("wv", graph::Matmul{hn, v, &wv->w, nullptr, nullptr});
+    b.add("rq", graph::Rope{q, qh, rope});
+    b.add("rk", graph::Rope{k, kh, rope});
+    b.add("kvw", graph::KvWrite{k, v, kh, kh, 0});
+    graph::Attention a;
+    a.q = q;
+    a.q_heads = qh;
+    a.out = b.buffer("att", int64_t(n_q) * dk);
+    a.scale = 0.05f / std::sqrt(float(dk));  // random q and k: keep the softmax from being one-hot
+    b.add("att", a);
+    auto o = b.buffer("o", E);
+    b.add("wo", graph::Matmul{a.out, o, &wo->w, nullptr, nullptr});
+    return b.finish(o);
+  };
+  cpu::Executor cpu_pre(build(21), *h.pool), cpu3(build(3), *h.pool), cpu1(build(1), *h.pool);
+  auto vk_pre = Executor::create(*h.kernels, *h.weights, *h.kv, build(21), 3);
+  auto vk3 = Executor::create(*h.kernels, *h.weights, *h.kv, build(3), 3);
+  auto vk1 = Executor::create(*h.kernels, *h.weights, *h.kv, build(1), 3);
+  ASSERT_TRUE(vk_pre.ok() && vk3.ok() && vk1.ok());
+  for (int s = 0; s < 3; ++s) ASSERT_TRUE(h.cache->add_sequence().ok());
+  std::vector<int32_t> rows21(21);
+  for (int i = 0; i < 21; ++i) rows21[size_t(i)] = i;
+  std::vector<int32_t> mixed(21, 0);
+  for (int i = 12; i < 21; ++i) mixed[size_t(i)] = 2;
+  const double tol = 3e-3;  // nmse: int8 activations in the matvecs, f16 cache
+  h.step(cpu_pre, **vk_pre, std::vector<int32_t>(21, 0), mixed, rows21, tol, 500);
+  for (int i = 0; i < 3; ++i) h.step(cpu3, **vk3, {0, 0, 0}, {0, 1, 2}, {0, 1, 2}, tol, 600 + 10 * uint32_t(i));
+  for (int i = 0; i < 3; ++i) h.step(cpu1, **vk1, {0}, {i % 2 ? 1 : 2}, {0}, tol, 700 + 10 * uint32_t(i));
+  h.step(cpu3, **vk3, {0, 0, 0}, {1, 1, 0}, {0, 1, 2}, tol, 800);  // two tokens of one sequence
+
+  std::vector<int32_t> pos3;
+  for (int s = 0; s < 3; ++s) {
+    pos3.push_back(int32_t(h.cache->length(s)));
+    ASSERT_TRUE(h.cache->reserve(s, h.cache->length(s) + 1).ok());
+  }
+  const std::vector<int32_t> tok3(3, 0), seq3{0, 1, 2};
+  auto timings = (*vk3)->profile({tok3, pos3, seq3, seq3}, *h.cache);
+  ASSERT_TRUE(timings.ok()) << timings.status().message();
+  for (const OpTiming& t : *timings) {
+    EXPECT_NE(t.kind, "rope_kv_write");
+    EXPECT_NE(t.kind, "rope");
+    EXPECT_NE(t.kind, "kv_write");
+  }
+}
+
+TEST(VulkanExecutor, RopeKvEpiloguesMatchCpu) {
+  ZINC_REQUIRE_VULKAN();
+  check_rope_kv_epilogues(64, 64);
+  check_rope_kv_epilogues(32, 64);   // partial rotary
+  check_rope_kv_epilogues(128, 128);  // Llama-3's head dim
+}
+
 // A delta-net block as qwen35 builds it (input norm, four projections, conv, delta rule, gated
 // norm, out projection added to the stream) on decode steps of three sequences: the executor runs
 // the conv as the qkv matvec's epilogue and the gated norm in the out matvec (neither op is left

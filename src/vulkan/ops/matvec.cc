@@ -14,10 +14,13 @@ struct Push {
   uint32_t rows_per_group, k_slices;  // matvec_staged.comp only
   uint32_t conv_taps, conv_channels, slot_floats, state_offset;
   uint32_t gate_stride, norm_group;
+  uint32_t head_dim, n_pairs, table_offset, row_words;  // matvec_staged.comp only
+  uint32_t pos_offset, seq_offset, pages_offset, max_pages;
 };
-static_assert(sizeof(Push) == 96, "mirrors the push blocks of shaders/matvec.comp and matvec_staged.comp");
-// w0, w1, x, y, residual, norm weight, gate, conv kernel, seq ids, state, normalised x out
-constexpr uint32_t kBindings = 11;
+static_assert(sizeof(Push) == 128, "mirrors the push blocks of shaders/matvec.comp and matvec_staged.comp");
+// w0, w1, x, y, residual, norm weight, gate, conv kernel, seq ids, state, normalised x out,
+// KV pool, step data
+constexpr uint32_t kBindings = 13;
 constexpr uint32_t kStagedBytesPerGroup = 56;  // int8 codes, scale and sums of one group of x
 
 // Rows per workgroup: enough loads in flight per thread without spilling registers.
@@ -103,7 +106,7 @@ bool Matvec::supports_gated_norm(int64_t cols, int64_t group) const {
 
 Status Matvec::record(Commands& cmd, const WeightBuffer& w, const Activations& x, const Activations& y,
                       uint32_t n_tokens, const Activations* residual, const InputNorm* norm) const {
-  return record_fused(cmd, w, x, y, n_tokens, {residual, norm, nullptr, nullptr});
+  return record_fused(cmd, w, x, y, n_tokens, {residual, norm, nullptr, nullptr, nullptr});
 }
 
 Status Matvec::record_fused(Commands& cmd, const WeightBuffer& w, const Activations& x, const Activations& y,
@@ -121,7 +124,7 @@ Status Matvec::record_swiglu(Commands& cmd, const WeightBuffer& gate, const Weig
     return error("SwiGLU matrices differ: gate %s %lld x %lld, up %s %lld x %lld",
                  std::string(type_name(gate.type())).c_str(), (long long)gate.rows(), (long long)gate.cols(),
                  std::string(type_name(up.type())).c_str(), (long long)up.rows(), (long long)up.cols());
-  return record_pair(cmd, gate, &up, x, y, n_tokens, {residual, norm, nullptr, nullptr});
+  return record_pair(cmd, gate, &up, x, y, n_tokens, {residual, norm, nullptr, nullptr, nullptr});
 }
 
 Status Matvec::record_pair(Commands& cmd, const WeightBuffer& w0, const WeightBuffer* w1, const Activations& x,
@@ -153,23 +156,40 @@ Status Matvec::record_pair(Commands& cmd, const WeightBuffer& w0, const WeightBu
     return error("matvec: the normalised x is written only by a single-chunk product and at x's stride");
   if (conv && (w1 || residual || conv->taps == 0 || conv->taps > OutputConv::kMaxTaps))
     return error("matvec conv epilogue of %u taps%s", conv->taps, w1 || residual ? " with a pair or residual" : "");
+  const OutputRopeKv* rope_kv = fusion.rope_kv;
+  if (rope_kv) {
+    const StepData* st = rope_kv->step;
+    if (w1 || residual || conv || write_norm || !staged_for(w0.cols()) || !st || !st->buffer ||
+        rope_kv->head_dim == 0 || rope_kv->head_dim % 2 != 0 || w0.rows() % rope_kv->head_dim != 0 ||
+        2 * rope_kv->n_pairs > rope_kv->head_dim)
+      return error("matvec rope/KV epilogue: needs the staged kernel alone on packed heads (%lld rows, head dim %u, "
+                   "%u pairs)", (long long)w0.rows(), rope_kv->head_dim, rope_kv->n_pairs);
+  }
   for (size_t i = 0; i < w0.chunks().size(); ++i) {
     const WeightChunk& c0 = w0.chunks()[i];
+    if (rope_kv && (c0.row_begin % 2 != 0 || c0.rows % 2 != 0))
+      return error("matvec rope/KV epilogue on a chunk of odd rows");
     const WeightChunk& c1 = w1 ? w1->chunks()[i] : c0;
     if (c1.rows != c0.rows) return error("SwiGLU matrices are chunked differently");
     const uint32_t flags = (residual ? 1u : 0u) | (norm ? 2u : 0u) | (conv ? 4u : 0u) | (gated ? 8u : 0u) |
-                           (write_norm ? 16u : 0u);
+                           (write_norm ? 16u : 0u) | (rope_kv && rope_kv->n_pairs ? 32u : 0u) |
+                           (rope_kv && rope_kv->pool ? 64u : 0u);
     const float eps = norm ? norm->eps : gated ? gated->eps : 0.f;
     Push push{c0.rows, uint32_t(w0.cols()), n_tokens, x.stride, y.stride, c0.row_begin, flags, eps,
               {c0.q_word, c0.h_word, c0.m_word, 0}, {c1.q_word, c1.h_word, c1.m_word, 0}, 0, 1,
               conv ? conv->taps : 0, uint32_t(w0.rows()), conv ? conv->slots.slot_floats : 0,
-              conv ? conv->state_offset : 0, gated ? gated->gate.stride : 0, gated ? gated->group : 32};
+              conv ? conv->state_offset : 0, gated ? gated->gate.stride : 0, gated ? gated->group : 32,
+              rope_kv ? rope_kv->head_dim : 2, rope_kv ? rope_kv->n_pairs : 0, rope_kv ? rope_kv->table_offset : 0,
+              uint32_t(w0.rows() / 2), rope_kv ? rope_kv->step->positions : 0, rope_kv ? rope_kv->step->seq_ids : 0,
+              rope_kv ? rope_kv->step->pages : 0, rope_kv ? rope_kv->step->max_pages : 0};
     const BufferRange norm_w = norm ? norm->weight : gated ? gated->weight : x.range;
     const BufferRange buffers[kBindings] = {whole(*c0.buffer), whole(*c1.buffer), x.range, y.range,
                                             residual ? residual->range : y.range, norm_w,
                                             gated ? gated->gate.range : x.range, conv ? conv->kernel : x.range,
                                             conv ? conv->slots.seq_ids : x.range, conv ? conv->slots.state : y.range,
-                                            write_norm ? norm->out->range : x.range};
+                                            write_norm ? norm->out->range : x.range,
+                                            rope_kv && rope_kv->pool ? whole(*rope_kv->pool) : y.range,
+                                            rope_kv ? whole(*rope_kv->step->buffer) : x.range};
     if (const Staged* staged = write_norm ? nullptr : staged_for(w0.cols())) {
       const StagedShape shape = staged_shape(*staged, c0.rows);
       push.rows_per_group = shape.rows_per_group;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "vulkan/ops/kv_write.h"
 #include "vulkan/ops/op_util.h"
 #include "vulkan/ops/recurrent_state.h"
 #include "vulkan/weights.h"
@@ -59,12 +60,26 @@ struct OutputConv {
   static constexpr uint32_t kMaxTaps = 8;
 };
 
-// What a matvec fuses around the product; at most one of norm and gated.
+// RoPE of adjacent pairs (graph::RopeMode::kNorm) on the output, and the output stored into a
+// layer's f16 KV pool (graph::KvWrite): the output rows are packed heads of head_dim, and rows
+// (2i, 2i + 1) of a head are rotated by token t's angle of pair i for i < n_pairs (n_pairs 0: no
+// rotation), with the cos/sin table of ops::Rope at word table_offset of the step buffer. With
+// `pool`, the (rotated) row pairs are stored as f16 words into pool row (page * 16 + slot) of
+// the token's (seq, position) (StepData); pool rows hold the output's row count of elements.
+// Staged kernel only (uses_staged), no residual or pair; rows and chunk starts even.
+struct OutputRopeKv {
+  const StepData* step = nullptr;
+  uint32_t head_dim = 0, n_pairs = 0, table_offset = 0;
+  const Buffer* pool = nullptr;
+};
+
+// What a matvec fuses around the product; at most one of norm and gated, one of conv and rope_kv.
 struct MatvecFusion {
   const Activations* residual = nullptr;  // added to y (may be y's range)
   const InputNorm* norm = nullptr;
   const GatedInputNorm* gated = nullptr;
   const OutputConv* conv = nullptr;
+  const OutputRopeKv* rope_kv = nullptr;
 };
 
 class Matvec {

@@ -10,6 +10,7 @@
 // norm_group columns (a multiple of 32), x * norm_w[c % norm_group] * silu(gate[t][c]) is
 // quantized, and each 32-group's scale and sums are then multiplied by the group's
 // 1 / sqrt(mean(x^2) + eps). Bit 2: the conv epilogue of matvec_conv.glsl (not with kPair).
+// Bits 5 and 6: the RoPE / KV store epilogue of matvec_rope_kv.glsl (not with kPair).
 #extension GL_EXT_control_flow_attributes : enable
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -40,9 +41,12 @@ layout(push_constant) uniform Push {
   uint k_slices;  // subgroups sharing one row step, each over a slice of the groups
   uint conv_taps, conv_channels, slot_floats, state_offset;  // the conv epilogue
   uint gate_stride, norm_group;                              // the gated normalisation
+  uint head_dim, n_pairs, table_offset, row_words;            // the RoPE / KV store epilogue
+  uint pos_offset, seq_offset, pages_offset, max_pages;
 } p;
 
 #include "matvec_conv.glsl"
+#include "matvec_rope_kv.glsl"
 
 shared uvec4 s_xq[kMaxGroups * 2];  // int8 codes of x, 32 per group
 shared vec4 s_xf[kMaxGroups];       // scale, float sums of the halves, 0
@@ -113,7 +117,9 @@ void main() {
   const uint iter_stride = gl_NumSubgroups / n_slices;
   const uint n_passes = (n_iters + iter_stride - 1) / iter_stride;
 
+  const bool rope_kv = (p.flags & (kRopeFlag | kStoreFlag)) != 0u;
   for (uint t = 0; t < p.n_tokens; ++t) {
+    const uint kv_row = (p.flags & kStoreFlag) != 0u ? pool_row(t) : 0u;  // in flight during the staging
     float ss = 0.0;
     for (uint g = tid; g < groups; g += kGroupSize) stage_group(t, g, norm, gated, ss);
     if (norm) {
@@ -204,6 +210,12 @@ void main() {
             float v = acc0 / (1.0 + exp(-acc0)) * acc1;
             if (add) v += residual[base + ra];
             y[base + ra] = v;
+          }
+        } else if (rope_kv) {  // rows ra, rb are one pair (ra even, rows even)
+          if (va) {
+            rope_kv_epilogue(t, p.y_offset + ra, kv_row, acc0, acc1);
+            y[base + ra] = acc0;
+            y[base + rb] = acc1;
           }
         } else {
           if (va) y[base + ra] = acc0 + (add ? residual[base + ra] : 0.0);
