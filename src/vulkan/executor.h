@@ -128,13 +128,16 @@ class Executor {
   // Whether the ops `writers` (all that reference r before its norm) can add into `stream`.
   bool foldable_writers(std::span<const size_t> writers, graph::BufferId r, graph::BufferId stream) const;
   Status record_rope_kv(Commands& cmd, const RopeKvFusion& f);
-  // A RopeKvFusion without norms, of adjacent pairs, done in the epilogues of the matvecs
-  // producing q (rotated), k (rotated and stored) and v (stored): no dispatch of its own.
+  // A RopeKvFusion done in the epilogues of the matvecs producing q (rotated), k (rotated and
+  // stored) and v (stored): no dispatch of its own. With QK norms or pairs other than adjacent,
+  // the q and k matvecs take a workgroup per head (per_head).
   struct RopeKvEpilogue {
     const graph::RopeParams* rope = nullptr;  // null: no rotation (v)
     int32_t head_dim = 0;
     int32_t kv_layer = -1;  // the pool stored into; -1: none (q)
     bool v = false;         // the V pool, else the K pool
+    bool per_head = false;
+    const graph::QkNorm* norm = nullptr;
   };
   void plan_rope_kv_epilogues();
   // `cmd`, recorded (with the step timer) on first use.

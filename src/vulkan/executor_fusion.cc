@@ -168,7 +168,10 @@ void Executor::plan_rope_kv_epilogues() {
   for (const auto& [first, f] : rope_kv_) {
     const auto& q = std::get<graph::Rope>(ops[f.rope_q].params);
     const auto& w = std::get<graph::KvWrite>(ops[f.kv_write].params);
-    if (f.q_norm || f.k_norm || q.params.mode != graph::RopeMode::kNorm || !kv_.layer(w.kv_layer).f16) continue;
+    // Adjacent pairs without norms: each subgroup's row pair; else a workgroup per head.
+    const bool per_head = f.q_norm || f.k_norm || q.params.mode != graph::RopeMode::kNorm;
+    if (!kv_.layer(w.kv_layer).f16 || (per_head && q.heads.head_dim > int32_t(ops::OutputRopeKv::kMaxHeadDim)))
+      continue;
     const graph::BufferId bufs[3] = {q.buf, w.k, w.v};
     const graph::HeadLayout heads[3] = {q.heads, w.k_heads, w.v_heads};
     size_t producers[3];
@@ -187,13 +190,14 @@ void Executor::plan_rope_kv_epilogues() {
            (mat == materialized_norms_.end() || !mat->second.out.valid());
       if (ok)
         for (const WeightChunk& c : wb->chunks()) ok = ok && c.rows % 2 == 0;
+      ok = ok && (!per_head || b == 2 || wb->chunks().size() == 1);
       for (size_t j = i + 1; j < first && ok; ++j) ok = !references(ops[j], bufs[b]);
       producers[b] = i;
     }
     if (!ok) continue;
-    rope_kv_epilogues_[producers[0]] = {&q.params, q.heads.head_dim, -1, false};
-    rope_kv_epilogues_[producers[1]] = {&q.params, w.k_heads.head_dim, w.kv_layer, false};
-    rope_kv_epilogues_[producers[2]] = {nullptr, w.v_heads.head_dim, w.kv_layer, true};
+    rope_kv_epilogues_[producers[0]] = {&q.params, q.heads.head_dim, -1, false, per_head, f.q_norm};
+    rope_kv_epilogues_[producers[1]] = {&q.params, w.k_heads.head_dim, w.kv_layer, false, per_head, f.k_norm};
+    rope_kv_epilogues_[producers[2]] = {nullptr, w.v_heads.head_dim, w.kv_layer, true, false, nullptr};
     folded_rope_kv_.insert(first);
   }
 }

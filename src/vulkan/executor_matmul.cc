@@ -72,6 +72,7 @@ Status Executor::record_matmul(Commands& cmd, size_t index, const graph::Matmul&
     wr.push_back(conv_state_range(conv->recurrent_layer));
   }
   ops::OutputRopeKv rope_kv_args;
+  BufferRange head_norm_weight;
   if (const auto e = rope_kv_epilogues_.find(index); e != rope_kv_epilogues_.end()) {
     const RopeKvEpilogue& ep = e->second;
     uint32_t word = 0;
@@ -80,6 +81,13 @@ Status Executor::record_matmul(Commands& cmd, size_t index, const graph::Matmul&
     const ops::KvLayerBuffers layer = ep.kv_layer >= 0 ? kv_.layer(ep.kv_layer) : ops::KvLayerBuffers{};
     rope_kv_args = {&step_data_, uint32_t(ep.head_dim), ep.rope ? uint32_t(ep.rope->n_rot / 2) : 0u, word,
                     ep.kv_layer < 0 ? nullptr : ep.v ? layer.v : layer.k};
+    rope_kv_args.per_head = ep.per_head;
+    rope_kv_args.adjacent = !ep.rope || ep.rope->mode == graph::RopeMode::kNorm;
+    if (ep.norm) {
+      head_norm_weight = weights_.vector(ep.norm->weight);
+      rope_kv_args.norm_weight = &head_norm_weight;
+      rope_kv_args.norm_eps = ep.norm->eps;
+    }
     fusion.rope_kv = &rope_kv_args;
     if (ep.kv_layer >= 0) wr.push_back(kv_range(ep.kv_layer, ep.v ? 1 : 0));  // k and v stay concurrent
   }

@@ -284,25 +284,28 @@ TEST(VulkanExecutor, DenseOpsMatchCpu) {
   check_dense(21);  // GEMM
 }
 
-// A Llama attention block (input norm, q/k/v products, RoPE of adjacent pairs, KV write,
-// attention, output product) on 3 sequences: prefill steps (GEMM path), then decode steps of 3
-// tokens and of 1, where the q/k/v matvecs rotate q and k and store k and v into the cache in
-// their epilogues (no rope_kv_write dispatch is left in the decode profile).
-void check_rope_kv_epilogues(int32_t n_rot, int32_t dk) {
-  SCOPED_TRACE(testing::Message() << "n_rot " << n_rot << " head dim " << dk);
+// A Llama or Qwen3 attention block (input norm, q/k/v products, the QK norms with qk_norm,
+// RoPE, KV write, attention, output product) on 3 sequences: prefill steps (GEMM path), then
+// decode steps of 3 tokens and of 1, where the q/k/v matvecs normalise and rotate q and k and
+// store k and v into the cache in their epilogues (neither rope_kv_write nor norm_rope_kv_write
+// is left in the decode profile).
+void check_rope_kv_epilogues(graph::RopeMode mode, int32_t n_rot, int32_t dk, bool qk_norm = false) {
+  SCOPED_TRACE(testing::Message() << "mode " << int(mode) << " n_rot " << n_rot << " head dim " << dk
+                                  << (qk_norm ? " qk norm" : ""));
   const int32_t n_q = 4, n_kv = 2;
   const int64_t E = 256;
   graph::StateLayout layout;
   layout.kv_layers.push_back({n_kv, dk, dk});
   Harness h(layout);
-  auto n1 = vector_weight(E, 31, 1.f);
+  auto n1 = vector_weight(E, 31, 1.f), qn = vector_weight(dk, 36, 1.f), kn = vector_weight(dk, 37, 1.f);
   auto wq = matrix_weight(TensorType::Q4_K, int64_t(n_q) * dk, E, 32),
        wk = matrix_weight(TensorType::Q4_K, int64_t(n_kv) * dk, E, 33),
        wv = matrix_weight(TensorType::Q6_K, int64_t(n_kv) * dk, E, 34),
        wo = matrix_weight(TensorType::Q4_K, E, int64_t(n_q) * dk, 35);
   graph::RopeParams rope;
-  rope.mode = graph::RopeMode::kNorm;
+  rope.mode = mode;
   rope.n_rot = n_rot;
+  if (mode == graph::RopeMode::kImrope) rope.sections = {n_rot / 8, n_rot / 8, n_rot / 4 - 2 * (n_rot / 8), 0};
   auto build = [&](int64_t T) {
     graph::GraphBuilder b({T, T}, layout);
     const auto qh = graph::HeadLayout::packed(n_q, dk), kh = graph::HeadLayout::packed(n_kv, dk);
@@ -313,6 +316,10 @@ void check_rope_kv_epilogues(int32_t n_rot, int32_t dk) {
     b.add("wq", graph::Matmul{hn, q, &wq->w, nullptr, nullptr});
     b.add("wk", graph::Matmul{hn, k, &wk->w, nullptr, nullptr});
     b.add("wv", graph::Matmul{hn, v, &wv->w, nullptr, nullptr});
+    if (qk_norm) {
+      b.add("qn", graph::QkNorm{q, qh, &qn->w, 1e-6f});
+      b.add("kn", graph::QkNorm{k, kh, &kn->w, 1e-6f});
+    }
     b.add("rq", graph::Rope{q, qh, rope});
     b.add("rk", graph::Rope{k, kh, rope});
     b.add("kvw", graph::KvWrite{k, v, kh, kh, 0});
@@ -320,7 +327,8 @@ void check_rope_kv_epilogues(int32_t n_rot, int32_t dk) {
     a.q = q;
     a.q_heads = qh;
     a.out = b.buffer("att", int64_t(n_q) * dk);
-    a.scale = 0.05f / std::sqrt(float(dk));  // random q and k: keep the softmax from being one-hot
+    // Logits of about unit spread: the products' q and k are large, the normalised ones are not.
+    a.scale = (qk_norm ? 1.f : 0.05f) / std::sqrt(float(dk));
     b.add("att", a);
     auto o = b.buffer("o", E);
     b.add("wo", graph::Matmul{a.out, o, &wo->w, nullptr, nullptr});
@@ -350,18 +358,23 @@ void check_rope_kv_epilogues(int32_t n_rot, int32_t dk) {
   const std::vector<int32_t> tok3(3, 0), seq3{0, 1, 2};
   auto timings = (*vk3)->profile({tok3, pos3, seq3, seq3}, *h.cache);
   ASSERT_TRUE(timings.ok()) << timings.status().message();
-  for (const OpTiming& t : *timings) {
-    EXPECT_NE(t.kind, "rope_kv_write");
-    EXPECT_NE(t.kind, "rope");
-    EXPECT_NE(t.kind, "kv_write");
-  }
+  for (const OpTiming& t : *timings)
+    for (const char* kind : {"rope_kv_write", "norm_rope_kv_write", "rope", "kv_write", "qk_norm"})
+      EXPECT_NE(t.kind, kind);
 }
 
 TEST(VulkanExecutor, RopeKvEpiloguesMatchCpu) {
   ZINC_REQUIRE_VULKAN();
-  check_rope_kv_epilogues(64, 64);
-  check_rope_kv_epilogues(32, 64);   // partial rotary
-  check_rope_kv_epilogues(128, 128);  // Llama-3's head dim
+  using graph::RopeMode;
+  check_rope_kv_epilogues(RopeMode::kNorm, 64, 64);
+  check_rope_kv_epilogues(RopeMode::kNorm, 32, 64);    // partial rotary
+  check_rope_kv_epilogues(RopeMode::kNorm, 128, 128);  // Llama-3's head dim
+  // A workgroup per head: the QK norms (Qwen3) or NEOX pairs.
+  check_rope_kv_epilogues(RopeMode::kNeox, 128, 128, true);  // Qwen3's head dim
+  check_rope_kv_epilogues(RopeMode::kNeox, 32, 64, true);
+  check_rope_kv_epilogues(RopeMode::kNeox, 64, 64);
+  check_rope_kv_epilogues(RopeMode::kNorm, 64, 64, true);
+  check_rope_kv_epilogues(RopeMode::kImrope, 64, 256, true);  // Qwen3.5's head dim
 }
 
 // A delta-net block as qwen35 builds it (input norm, four projections, conv, delta rule, gated

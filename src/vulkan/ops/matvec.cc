@@ -1,6 +1,7 @@
 #include "vulkan/ops/matvec.h"
 
 #include <algorithm>
+#include <bit>
 
 #include "vulkan/ops/op_util.h"
 
@@ -12,16 +13,17 @@ struct Push {
   float eps;
   uint32_t planes0[4], planes1[4];
   uint32_t rows_per_group, k_slices;  // matvec_staged.comp only
-  uint32_t conv_taps, conv_channels, slot_floats, state_offset;
+  uint32_t conv_taps, conv_channels, slot_floats, state_offset;  // conv_taps: the head norm's eps (bits) too
   uint32_t gate_stride, norm_group;
   uint32_t head_dim, n_pairs, table_offset, row_words;  // matvec_staged.comp only
   uint32_t pos_offset, seq_offset, pages_offset, max_pages;
 };
 static_assert(sizeof(Push) == 128, "mirrors the push blocks of shaders/matvec.comp and matvec_staged.comp");
 // w0, w1, x, y, residual, norm weight, gate, conv kernel, seq ids, state, normalised x out,
-// KV pool, step data
-constexpr uint32_t kBindings = 13;
+// KV pool, step data, head norm weight
+constexpr uint32_t kBindings = 14;
 constexpr uint32_t kStagedBytesPerGroup = 56;  // int8 codes, scale and sums of one group of x
+constexpr uint32_t kHeadSharedBytes = 4 * OutputRopeKv::kMaxHeadDim;  // s_head
 
 // Rows per workgroup: enough loads in flight per thread without spilling registers.
 uint32_t default_rows(const WeightFormat& f) {
@@ -60,7 +62,8 @@ Result<std::unique_ptr<Matvec>> Matvec::create(const Device& device, TensorType 
     const uint32_t max_threads = caps.max_workgroup_invocations;
     for (uint32_t max_groups : {128u, 512u, 4096u}) {
       const uint32_t threads = options.group_size ? group_size : std::min(max_groups > 128 ? 512u : 256u, max_threads);
-      const uint64_t reserved = uint64_t(threads / min_sg) * 12 + 64;
+      // Per subgroup: s_ss, s_part, s_head_red.
+      const uint64_t reserved = uint64_t(threads / min_sg) * 16 + 64 + kHeadSharedBytes;
       const uint64_t fit = caps.max_compute_shared_bytes > reserved
                                ? (caps.max_compute_shared_bytes - reserved) / kStagedBytesPerGroup : 0;
       const uint32_t groups = uint32_t(std::min<uint64_t>(max_groups, fit));
@@ -161,7 +164,9 @@ Status Matvec::record_pair(Commands& cmd, const WeightBuffer& w0, const WeightBu
     const StepData* st = rope_kv->step;
     if (w1 || residual || conv || write_norm || !staged_for(w0.cols()) || !st || !st->buffer ||
         rope_kv->head_dim == 0 || rope_kv->head_dim % 2 != 0 || w0.rows() % rope_kv->head_dim != 0 ||
-        2 * rope_kv->n_pairs > rope_kv->head_dim)
+        2 * rope_kv->n_pairs > rope_kv->head_dim ||
+        (rope_kv->per_head && (rope_kv->head_dim > OutputRopeKv::kMaxHeadDim || w0.chunks().size() != 1)) ||
+        (!rope_kv->per_head && (!rope_kv->adjacent || rope_kv->norm_weight)))
       return error("matvec rope/KV epilogue: needs the staged kernel alone on packed heads (%lld rows, head dim %u, "
                    "%u pairs)", (long long)w0.rows(), rope_kv->head_dim, rope_kv->n_pairs);
   }
@@ -172,12 +177,15 @@ Status Matvec::record_pair(Commands& cmd, const WeightBuffer& w0, const WeightBu
     const WeightChunk& c1 = w1 ? w1->chunks()[i] : c0;
     if (c1.rows != c0.rows) return error("SwiGLU matrices are chunked differently");
     const uint32_t flags = (residual ? 1u : 0u) | (norm ? 2u : 0u) | (conv ? 4u : 0u) | (gated ? 8u : 0u) |
-                           (write_norm ? 16u : 0u) | (rope_kv && rope_kv->n_pairs ? 32u : 0u) |
-                           (rope_kv && rope_kv->pool ? 64u : 0u);
+                           (write_norm ? 16u : 0u) | (rope_kv && rope_kv->n_pairs && !rope_kv->per_head ? 32u : 0u) |
+                           (rope_kv && rope_kv->pool ? 64u : 0u) | (rope_kv && rope_kv->per_head ? 128u : 0u) |
+                           (rope_kv && rope_kv->per_head && rope_kv->adjacent ? 256u : 0u) |
+                           (rope_kv && rope_kv->norm_weight ? 512u : 0u);
+    const uint32_t taps = conv ? conv->taps : rope_kv && rope_kv->norm_weight ? std::bit_cast<uint32_t>(rope_kv->norm_eps) : 0;
     const float eps = norm ? norm->eps : gated ? gated->eps : 0.f;
     Push push{c0.rows, uint32_t(w0.cols()), n_tokens, x.stride, y.stride, c0.row_begin, flags, eps,
               {c0.q_word, c0.h_word, c0.m_word, 0}, {c1.q_word, c1.h_word, c1.m_word, 0}, 0, 1,
-              conv ? conv->taps : 0, uint32_t(w0.rows()), conv ? conv->slots.slot_floats : 0,
+              taps, uint32_t(w0.rows()), conv ? conv->slots.slot_floats : 0,
               conv ? conv->state_offset : 0, gated ? gated->gate.stride : 0, gated ? gated->group : 32,
               rope_kv ? rope_kv->head_dim : 2, rope_kv ? rope_kv->n_pairs : 0, rope_kv ? rope_kv->table_offset : 0,
               uint32_t(w0.rows() / 2), rope_kv ? rope_kv->step->positions : 0, rope_kv ? rope_kv->step->seq_ids : 0,
@@ -189,9 +197,11 @@ Status Matvec::record_pair(Commands& cmd, const WeightBuffer& w0, const WeightBu
                                             conv ? conv->slots.seq_ids : x.range, conv ? conv->slots.state : y.range,
                                             write_norm ? norm->out->range : x.range,
                                             rope_kv && rope_kv->pool ? whole(*rope_kv->pool) : y.range,
-                                            rope_kv ? whole(*rope_kv->step->buffer) : x.range};
+                                            rope_kv ? whole(*rope_kv->step->buffer) : x.range,
+                                            rope_kv && rope_kv->norm_weight ? *rope_kv->norm_weight : x.range};
     if (const Staged* staged = write_norm ? nullptr : staged_for(w0.cols())) {
-      const StagedShape shape = staged_shape(*staged, c0.rows);
+      StagedShape shape = staged_shape(*staged, c0.rows);
+      if (rope_kv && rope_kv->per_head) shape = {rope_kv->head_dim, 1};
       push.rows_per_group = shape.rows_per_group;
       push.k_slices = shape.k_slices;
       const Grid grid = grid_for((c0.rows + push.rows_per_group - 1) / push.rows_per_group);

@@ -67,10 +67,18 @@ struct OutputConv {
 // `pool`, the (rotated) row pairs are stored as f16 words into pool row (page * 16 + slot) of
 // the token's (seq, position) (StepData); pool rows hold the output's row count of elements.
 // Staged kernel only (uses_staged), no residual or pair; rows and chunk starts even.
+// per_head: one workgroup per head (one chunk, head_dim <= kMaxHeadDim), so that the head is
+// first normalised (graph::QkNorm: norm_weight of head_dim floats) and its pairs may be
+// (i, i + n_pairs) (NEOX, IMROPE: adjacent false).
 struct OutputRopeKv {
   const StepData* step = nullptr;
   uint32_t head_dim = 0, n_pairs = 0, table_offset = 0;
   const Buffer* pool = nullptr;
+  bool per_head = false;
+  bool adjacent = true;
+  const BufferRange* norm_weight = nullptr;
+  float norm_eps = 1e-6f;
+  static constexpr uint32_t kMaxHeadDim = 256;  // shaders/matvec_rope_kv.glsl
 };
 
 // What a matvec fuses around the product; at most one of norm and gated, one of conv and rope_kv.

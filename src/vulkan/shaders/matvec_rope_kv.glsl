@@ -32,3 +32,55 @@ void rope_kv_epilogue(uint t, uint e, uint row, inout float a, inout float b) {
   }
   if ((p.flags & kStoreFlag) != 0u) kv_pool[row * p.row_words + e / 2] = packHalf2x16(vec2(a, b));
 }
+
+// Flags bit 7: the workgroup's rows are one head (rows_per_group = head_dim, row0 its first row):
+// its values meet in s_head, and head_epilogue() then normalises the head (bit 9: the per-head
+// RMS norm of graph::QkNorm with head_w, eps in conv_taps' bits), rotates it (pairs (i, i + n)
+// of NEOX and IMROPE, bit 8: adjacent pairs (2i, 2i + 1)), writes it to y and, with bit 6,
+// stores it into the pool.
+layout(std430, binding = 13) readonly buffer HeadW { float head_w[]; };
+
+const uint kHeadFlag = 128u, kAdjacentFlag = 256u, kHeadNormFlag = 512u, kMaxHeadDim = 256;
+shared float s_head[kMaxHeadDim];
+shared float s_head_red[kGroupSize / kMinSubgroupSize];
+
+float head_normed(uint d, float inv) {
+  return (p.flags & kHeadNormFlag) != 0u ? (s_head[d] * inv) * head_w[d] : s_head[d];
+}
+
+// Element d of the head, normalised and rotated.
+float head_value(uint t, uint d, float inv) {
+  const uint n = p.n_pairs;
+  const bool adj = (p.flags & kAdjacentFlag) != 0u, rot = d < 2 * n;
+  const uint pair = !rot ? 0u : adj ? d / 2 : d < n ? d : d - n;
+  const uint other = !rot ? d : adj ? d ^ 1u : d < n ? d + n : d - n;
+  const bool first = adj ? (d & 1u) == 0u : d < n;  // the pair's first element: x0 c - x1 s
+  const float x = head_normed(d, inv), o = head_normed(other, inv);
+  if (!rot) return x;
+  const uint w = p.table_offset + (t * n + pair) * 2;
+  const float c = intBitsToFloat(step_words[w]), s = intBitsToFloat(step_words[w + 1]);
+  return x * c + (first ? -o : o) * s;
+}
+
+// After the head's values are in s_head (and a barrier): y and the pool get the result.
+void head_epilogue(uint t, uint row0, uint row, uint n_threads) {
+  const uint tid = gl_LocalInvocationID.x, dim = p.head_dim;
+  float inv = 1.0;
+  if ((p.flags & kHeadNormFlag) != 0u) {
+    float ss = 0.0;
+    for (uint d = tid; d < dim; d += n_threads) ss += s_head[d] * s_head[d];
+    ss = subgroupAdd(ss);
+    if (subgroupElect()) s_head_red[gl_SubgroupID] = ss;
+    barrier();
+    float total = 0.0;
+    for (uint i = 0; i < gl_NumSubgroups; ++i) total += s_head_red[i];
+    inv = inversesqrt(total / float(dim) + uintBitsToFloat(p.conv_taps));
+  }
+  const uint base = t * p.y_stride + p.y_offset + row0;
+  for (uint w = tid; w < dim / 2; w += n_threads) {
+    const float a = head_value(t, 2 * w, inv), b = head_value(t, 2 * w + 1, inv);
+    y[base + 2 * w] = a;
+    y[base + 2 * w + 1] = b;
+    if ((p.flags & kStoreFlag) != 0u) kv_pool[row * p.row_words + (p.y_offset + row0) / 2 + w] = packHalf2x16(vec2(a, b));
+  }
+}

@@ -10,7 +10,7 @@
 // norm_group columns (a multiple of 32), x * norm_w[c % norm_group] * silu(gate[t][c]) is
 // quantized, and each 32-group's scale and sums are then multiplied by the group's
 // 1 / sqrt(mean(x^2) + eps). Bit 2: the conv epilogue of matvec_conv.glsl (not with kPair).
-// Bits 5 and 6: the RoPE / KV store epilogue of matvec_rope_kv.glsl (not with kPair).
+// Bits 5-9: the RoPE / KV store epilogues of matvec_rope_kv.glsl (not with kPair).
 #extension GL_EXT_control_flow_attributes : enable
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -117,7 +117,7 @@ void main() {
   const uint iter_stride = gl_NumSubgroups / n_slices;
   const uint n_passes = (n_iters + iter_stride - 1) / iter_stride;
 
-  const bool rope_kv = (p.flags & (kRopeFlag | kStoreFlag)) != 0u;
+  const bool rope_kv = (p.flags & (kRopeFlag | kStoreFlag)) != 0u, head = (p.flags & kHeadFlag) != 0u;
   for (uint t = 0; t < p.n_tokens; ++t) {
     const uint kv_row = (p.flags & kStoreFlag) != 0u ? pool_row(t) : 0u;  // in flight during the staging
     float ss = 0.0;
@@ -211,6 +211,9 @@ void main() {
             if (add) v += residual[base + ra];
             y[base + ra] = v;
           }
+        } else if (head) {
+          if (va) s_head[ra - row0] = acc0;
+          if (vb) s_head[rb - row0] = acc1;
         } else if (rope_kv) {  // rows ra, rb are one pair (ra even, rows even)
           if (va) {
             rope_kv_epilogue(t, p.y_offset + ra, kv_row, acc0, acc1);
@@ -223,6 +226,10 @@ void main() {
         }
       }
     }
-    barrier();  // the staged x is replaced by the next token's
+    if (head) {
+      barrier();
+      head_epilogue(t, row0, kv_row, kGroupSize);
+    }
+    barrier();  // the staged x (and s_head) are replaced by the next token's
   }
 }
