@@ -1,7 +1,9 @@
 // The delta-net decode fusions of the matvec kernels on random data: the conv epilogue
 // (ops::OutputConv) against the plain matvec followed by the CPU's ssm_conv1d (state slots of two
 // sequences interleaved, carried over two steps, compared slot for slot), and the gated input norm
-// (ops::GatedInputNorm) against the CPU's gated_rms_norm followed by a float64 product.
+// (ops::GatedInputNorm) against the CPU's gated_rms_norm followed by a float64 product; the
+// arguments the RoPE / KV store epilogue (ops::OutputRopeKv) refuses (its results are checked
+// through the executor: executor_test.cc RopeKvEpiloguesMatchCpu).
 #include <cmath>
 #include <map>
 #include <tuple>
@@ -209,6 +211,57 @@ TEST(VulkanMatvecGatedNorm, MatchesCpuGatedRmsNorm) {
   check_gated(TensorType::Q8_0, 65, 96, 32, 8);
   check_gated(TensorType::Q6_K, 130, 768, 256, 2, 64 * 1024);
   check_gated(TensorType::Q5_K, 9, 8192, 32, 2);  // more norm groups than threads per workgroup
+}
+
+// What the epilogue cannot do is an error at record time, never a wrong result.
+TEST(VulkanMatvecRopeKv, RefusesArgumentsItCannotServe) {
+  ZINC_REQUIRE_VULKAN();
+  const Matvec* mv = matvec_for(TensorType::Q4_K, options(true, true, true));
+  ASSERT_NE(mv, nullptr);
+  if (!mv->uses_staged(256)) GTEST_SKIP() << "no staged int8 kernel here";
+  auto w = upload(random_matrix(TensorType::Q4_K, 128, 256, 3));
+  ASSERT_TRUE(w);
+  auto bx = host_buffer(random_floats(256, 4)), by = host_buffer({}, 128), bstep = host_buffer({}, 128);
+  const ops::StepData step{bstep.get(), 0, 1, 2, 1};
+  const Activations ax{{bx.get()}, 256}, ay{{by.get()}, 128};
+  auto refused = [&](ops::OutputRopeKv e, const Activations* residual, const char* what) {
+    run([&](Commands& c) {
+      const Status s = mv->record_fused(c, *w, ax, ay, 1, {residual, nullptr, nullptr, nullptr, &e});
+      EXPECT_FALSE(s.ok()) << what;
+    });
+  };
+  const ops::OutputRopeKv ok{&step, 64, 32, 3, nullptr};
+  run([&](Commands& c) {
+    const Status s = mv->record_fused(c, *w, ax, ay, 1, {nullptr, nullptr, nullptr, nullptr, &ok});
+    EXPECT_TRUE(s.ok()) << s.message();
+  });
+  ops::OutputRopeKv e = ok;
+  e.head_dim = 0;
+  refused(e, nullptr, "head dim 0");
+  e.head_dim = 48;  // 128 rows are not whole heads
+  refused(e, nullptr, "rows not whole heads");
+  e = ok;
+  e.n_pairs = 33;
+  refused(e, nullptr, "more pairs than the head has");
+  e = ok;
+  e.step = nullptr;
+  refused(e, nullptr, "no step data");
+  e = ok;
+  e.adjacent = false;
+  refused(e, nullptr, "NEOX pairs without a workgroup per head");
+  e = ok;
+  e.head_dim = 128;
+  e.per_head = true;
+  refused(ok, &ay, "with a residual");
+  auto wide = upload(random_matrix(TensorType::Q4_K, 512, 256, 5));
+  ASSERT_TRUE(wide);
+  auto bwide = host_buffer({}, 512);
+  e.head_dim = 512;
+  e.n_pairs = 0;
+  run([&](Commands& c) {
+    EXPECT_FALSE(mv->record_fused(c, *wide, ax, {{bwide.get()}, 512}, 1, {nullptr, nullptr, nullptr, nullptr, &e}).ok())
+        << "a head past kMaxHeadDim";
+  });
 }
 
 }  // namespace
