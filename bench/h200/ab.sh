@@ -1,0 +1,28 @@
+#!/bin/bash
+# Runs on the lent GPU machine after prepare.sh (carry .gl and .dev): decode A/B of the binaries
+# in .dev over random-weight Q4_K_M models made there, alternating binaries within each round so
+# that the node's speed cancels out.
+#   bash .dev/ab.sh "M B" "llama3-8b qwen3-30b-a3b" [rounds] [extra bench flags]
+set -uo pipefail
+for f in .gl/*.deb; do dpkg -x "$f" / >/dev/null; done
+ldconfig
+export LD_LIBRARY_PATH=$PWD/.gl/lib
+for f in .dev/zinc_*.gz; do [ -f "$f" ] && gunzip -f "$f"; done
+chmod +x .dev/zinc_*
+names=${1:-M} models=${2:-llama3-8b} rounds=${3:-2} extra=${4:-}
+first=${names%% *} dir=/tmp/models
+mkdir -p "$dir"
+for m in $models; do
+  [ -f "$dir/$m.gguf" ] || .dev/zinc_$first make-model -p "$m" --type Q4_K_M -o "$dir/$m.gguf" >/dev/null &
+done
+wait
+.dev/zinc_$first devices | head -n 3
+for m in $models; do  # a first short run warms the clocks
+  .dev/zinc_$first bench -m "$dir/$m.gguf" -p 0 -n 16 -r 1 --backend vulkan >/dev/null
+  for r in $(seq "$rounds"); do
+    for n in $names; do
+      printf '%s %s: ' "$m" "$n"
+      .dev/zinc_$n bench -m "$dir/$m.gguf" -p 0 -n 128 -r 2 $extra --backend vulkan | grep 'tg128' | awk -F'|' '{print $7, $8, $9}'
+    done
+  done
+done
