@@ -2,7 +2,9 @@
 // quant_nl.cc).
 #include "core/quant.h"
 
+#include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "core/check.h"
 #include "core/fp16.h"
@@ -115,6 +117,13 @@ void dequantize_row(TensorType t, const void* src, float* dst, int64_t n) {
   const DequantizeFn fn = kernels_for(t).dequantize;
   ZINC_CHECK(fn != nullptr && "dequantize_row: type not supported (ask can_dequantize first)");
   ZINC_DCHECK(n % type_info(t).block_elems == 0);
+  if (reinterpret_cast<uintptr_t>(src) % 4 != 0) {  // a file may align tensors to 1 byte
+    thread_local std::vector<uint32_t> aligned;
+    const size_t bytes = row_bytes(t, n);
+    aligned.resize((bytes + 3) / 4);
+    std::memcpy(aligned.data(), src, bytes);
+    src = aligned.data();
+  }
   fn(src, dst, n);
 }
 

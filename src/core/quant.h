@@ -1,6 +1,7 @@
 // Row conversion between float32 and the stored tensor types (block layouts: model-spec §2).
 // A "row" is n elements, n a multiple of the type's block size; blocks never straddle rows.
-// Quantized data must be 2-byte aligned (GGUF tensor data always is).
+// dequantize_row takes data at any address (a GGUF file may align its tensors to 1 byte); the
+// compute kernels need 4-byte alignment, which model::Model provides by copying such tensors.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,8 @@
 #include "model/model.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 
 #include "core/check.h"
 #include "core/quant.h"
@@ -83,10 +85,19 @@ Status Model::bind() {
       if (!can_dequantize(t->type))
         return error("tensor '%s' has type %s, which this build of zinc cannot compute with", name.c_str(),
                      std::string(type_name(t->type)).c_str());
+      // A file may align its tensors to as little as 1 byte (general.alignment); the block
+      // layouts need 4 (core/quant.h), so such a tensor is copied to aligned memory.
+      const uint8_t* data = t->data;
+      if (reinterpret_cast<uintptr_t>(data) % 4 != 0) {
+        std::vector<AlignedChunk>& copy =
+            aligned_copies_.emplace_back((t->size_bytes + sizeof(AlignedChunk) - 1) / sizeof(AlignedChunk));
+        std::memcpy(copy.data(), data, t->size_bytes);
+        data = reinterpret_cast<const uint8_t*>(copy.data());
+      }
       graph::Weight w;
       w.name = name;
       w.type = t->type;
-      w.data = t->data;
+      w.data = data;
       w.ne = t->ne;
       w.row_bytes = t->row_bytes();
       w.slice_bytes = w.row_bytes * size_t(t->ne[1]);
@@ -101,7 +112,7 @@ Status Model::bind() {
         std::vector<float>& f = converted_.emplace_back(size_t(t->n_elements()));
         const int64_t rows = t->n_elements() / t->ne[0];
         for (int64_t r = 0; r < rows; ++r)
-          dequantize_row(t->type, t->data + size_t(r) * w.row_bytes, f.data() + r * t->ne[0], t->ne[0]);
+          dequantize_row(t->type, data + size_t(r) * w.row_bytes, f.data() + r * t->ne[0], t->ne[0]);
         w.type = TensorType::F32;
         w.data = f.data();
         w.row_bytes = size_t(t->ne[0]) * 4;
@@ -139,6 +150,8 @@ Status Model::make_weights_resident() const {
     end = std::max(end, t.data + t.size_bytes);
   }
   if (begin == end) return ok_status();
+  // From an aligned address, so that the weights keep their alignment in the copy.
+  begin = reinterpret_cast<const uint8_t*>(reinterpret_cast<uintptr_t>(begin) & ~uintptr_t(alignof(AlignedChunk) - 1));
   const uint8_t* file_start = file_->tensors().front().data - (file_->data_offset() + file_->tensors().front().offset);
   ZINC_ASSIGN_OR_RETURN(resident_, ResidentBytes::read(path_, uint64_t(begin - file_start), size_t(end - begin)));
   // storage_ is only ever read through const pointers by graphs; the weights are ours to rebind.

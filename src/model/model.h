@@ -70,6 +70,10 @@ class Model {
   HParams hp_;
   std::deque<graph::Weight> storage_;
   std::vector<std::vector<float>> converted_;  // element-wise weights converted to float32
+  struct alignas(32) AlignedChunk {
+    uint8_t bytes[32];
+  };
+  std::vector<std::vector<AlignedChunk>> aligned_copies_;  // tensors the file did not align to 4 bytes
   std::vector<const graph::Weight*> global_;   // [kNumWeightIds]
   std::vector<std::vector<const graph::Weight*>> layers_;  // [n_layer][kNumWeightIds]
   std::vector<int32_t> kv_index_, rec_index_;

@@ -97,5 +97,27 @@ TEST(QuantApi, F16AndBF16RoundTripEveryFiniteInput) {
   }
 }
 
+// A GGUF file may align its tensors to 1 byte: rows at any address dequantize as aligned ones.
+TEST(QuantApi, DequantizeRowAtAnyAddress) {
+  const int64_t n = 512;
+  std::vector<float> src(n);
+  for (int64_t i = 0; i < n; ++i) src[size_t(i)] = std::sin(0.37f * float(i)) * 3.f;
+  for (uint32_t id = 0; id <= kMaxTensorTypeId; ++id) {
+    const auto t = TensorType(id);
+    if (!tensor_type_info(id) || !can_quantize(t)) continue;
+    const size_t bytes = row_bytes(t, n);
+    std::vector<uint64_t> aligned((bytes + 7) / 8 + 1);
+    quantize_row(t, src.data(), aligned.data(), n);
+    std::vector<float> want(n), got(n);
+    dequantize_row(t, aligned.data(), want.data(), n);
+    for (size_t shift : {1, 2, 3, 5}) {
+      std::vector<uint8_t> odd(bytes + 8);
+      std::memcpy(odd.data() + shift, aligned.data(), bytes);
+      dequantize_row(t, odd.data() + shift, got.data(), n);
+      EXPECT_EQ(std::memcmp(got.data(), want.data(), size_t(n) * 4), 0) << type_name(t) << " shifted by " << shift;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace zinc

@@ -19,11 +19,12 @@ struct GgufEdits {
   std::map<std::string, std::vector<int64_t>> reshape;  // new shape; data zero
   std::map<std::string, TensorType> retype;            // new type; data zero
   std::map<std::string, std::vector<int64_t>> add_f32;  // new float32 tensors of this shape
+  uint32_t alignment = 0;                               // general.alignment; 0: the source's
 };
 
 inline Status copy_gguf(const std::string& src, const std::string& dst, const GgufEdits& e) {
   ZINC_ASSIGN_OR_RETURN(auto f, gguf::open_file(src));
-  gguf::Writer w(f->alignment());
+  gguf::Writer w(e.alignment ? e.alignment : f->alignment());
   for (const auto& kv : f->metadata()) w.set(std::string(kv.key), gguf::Value::from_view(kv.value));
   for (const auto& k : e.drop_keys) w.remove(k);
   for (const auto& [k, v] : e.set_keys) w.set(k, v);

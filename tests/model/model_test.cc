@@ -187,6 +187,37 @@ TEST(Model, WeightsResidentCopyTheFileBytes) {
   EXPECT_EQ(before.front().first->data, again);
 }
 
+// general.alignment may be 1: tensors at addresses the block layouts cannot use are copied to
+// aligned memory at load (and stay aligned in the resident copy), with the file's bytes.
+TEST(Model, WeightsOfAFileAlignedToOneByteAreAligned) {
+  ZINC_REQUIRE_TEST_DATA();
+  const std::string path = test::temp_path("align1.gguf");
+  test::GgufEdits edits;
+  edits.alignment = 1;
+  edits.set_keys.push_back({"zinc.test.pad", gguf::Value::u8(1)});  // the data section starts at an odd offset
+  ASSERT_TRUE(test::copy_gguf(test::data_path("models/qwen3moe-q4_k_m.gguf"), path, edits).ok());
+  auto loaded = Model::load(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  const Model& m = **loaded;
+  EXPECT_EQ(m.file().alignment(), 1u);
+  int misaligned_in_file = 0;
+  auto check = [&](bool count) {
+    for (const gguf::TensorInfo& t : m.file().tensors())
+      for (int layer = -1; layer < int(m.hparams().n_layer); ++layer)
+        for (size_t id = 0; id < kNumWeightIds; ++id) {
+          const graph::Weight* w = m.weight(WeightId(id), layer);
+          if (!w || w->name != t.name || w->type != t.type) continue;  // not bound, or converted
+          EXPECT_EQ(reinterpret_cast<uintptr_t>(w->data) % 4, 0u) << w->name;
+          EXPECT_EQ(std::memcmp(w->data, t.data, t.size_bytes), 0) << w->name;
+          if (count) misaligned_in_file += reinterpret_cast<uintptr_t>(t.data) % 4 != 0;
+        }
+  };
+  check(true);
+  EXPECT_GT(misaligned_in_file, 3);  // the case is exercised
+  ASSERT_TRUE(m.make_weights_resident().ok());
+  check(false);
+}
+
 TEST(Model, PerLayerHeadCounts) {
   ZINC_REQUIRE_TEST_DATA();
   test::GgufEdits e;
