@@ -17,16 +17,21 @@ uint pool_row(uint t) {
   return uint(page) * 16 + uint(pos) % 16;
 }
 
+// (cos, sin) of dim pair i at token t.
+vec2 angle(uint t, uint i) {
+  const uint w = p.table_offset + (t * p.n_pairs + i) * 2;
+  return vec2(intBitsToFloat(step_words[w]), intBitsToFloat(step_words[w + 1]));
+}
+
 // Rows e, e + 1 (e even, indices within a token's output) with values a, b: rotated and stored
 // into pool row `row` as flagged.
 void rope_kv_epilogue(uint t, uint e, uint row, inout float a, inout float b) {
   if ((p.flags & kRopeFlag) != 0u) {
     const uint i = (e % p.head_dim) / 2;
     if (i < p.n_pairs) {
-      const uint w = p.table_offset + (t * p.n_pairs + i) * 2;
-      const float c = intBitsToFloat(step_words[w]), s = intBitsToFloat(step_words[w + 1]);
-      const float r0 = a * c - b * s;
-      b = a * s + b * c;
+      const vec2 cs = angle(t, i);
+      const float r0 = a * cs.x - b * cs.y;
+      b = a * cs.y + b * cs.x;
       a = r0;
     }
   }
@@ -57,9 +62,8 @@ float head_value(uint t, uint d, float inv) {
   const bool first = adj ? (d & 1u) == 0u : d < n;  // the pair's first element: x0 c - x1 s
   const float x = head_normed(d, inv), o = head_normed(other, inv);
   if (!rot) return x;
-  const uint w = p.table_offset + (t * n + pair) * 2;
-  const float c = intBitsToFloat(step_words[w]), s = intBitsToFloat(step_words[w + 1]);
-  return x * c + (first ? -o : o) * s;
+  const vec2 cs = angle(t, pair);
+  return x * cs.x + (first ? -o : o) * cs.y;
 }
 
 // After the head's values are in s_head (and a barrier): y and the pool get the result.
