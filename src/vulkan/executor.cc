@@ -127,6 +127,12 @@ Status Executor::plan() {
   ids_slot_bytes_ = align(uint64_t(out.rows) * 4);  // the chained slots bind at an aligned offset
   ZINC_ASSIGN_OR_RETURN(ids_, Buffer::create(device, 2 * ids_slot_bytes_, MemoryKind::kHostVisible));
   plan_fusions();
+  ZINC_ASSIGN_OR_RETURN(head_counters_, Buffer::create(device, 4 * head_counter_words_, MemoryKind::kDeviceLocal));
+  ZINC_RETURN_IF_ERROR(zero_cmd_->begin());
+  zero_cmd_->zero(*head_counters_, 0, 4 * head_counter_words_);
+  zero_cmd_->barrier();
+  ZINC_RETURN_IF_ERROR(zero_cmd_->end());
+  ZINC_RETURN_IF_ERROR(zero_cmd_->submit_and_wait());
   ZINC_ASSIGN_OR_RETURN(private_, Buffer::create(device, std::max<uint64_t>(private_bytes_, 4), MemoryKind::kDeviceLocal));
   return Status();
 }

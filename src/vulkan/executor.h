@@ -138,6 +138,8 @@ class Executor {
     bool v = false;         // the V pool, else the K pool
     bool per_head = false;
     const graph::QkNorm* norm = nullptr;
+    int32_t head_stride = 0;    // rows between heads (per_head)
+    uint32_t counter_word = 0;  // its per-head counters in head_counters_ (per_head)
   };
   void plan_rope_kv_epilogues();
   // `cmd`, recorded (with the step timer) on first use.
@@ -158,7 +160,7 @@ class Executor {
   const KvPool& kv_;
   graph::Graph graph_;
   int32_t max_seqs_ = 1;
-  std::unique_ptr<Buffer> arena_, scratch_, partials_, attention_counters_, moe_scratch_, step_host_, step_, logits_, ids_;
+  std::unique_ptr<Buffer> arena_, scratch_, partials_, attention_counters_, head_counters_, moe_scratch_, step_host_, step_, logits_, ids_;
   std::unique_ptr<Buffer> argmax_scratch_;  // the sliced argmax of the readback (decode shapes)
   uint64_t moe_tiles_offset_ = 0, moe_expert_out_offset_ = 0;  // bytes into moe_scratch_
   std::unique_ptr<Commands> zero_cmd_;
@@ -204,6 +206,7 @@ class Executor {
   std::map<size_t, RopeKvFusion> rope_kv_;            // by the index of its first op
   std::map<size_t, RopeKvEpilogue> rope_kv_epilogues_;  // by the op index of the matvec doing it
   std::set<size_t> folded_rope_kv_;                    // rope_kv_ keys done by those epilogues
+  uint64_t head_counter_words_ = 1;                    // what the per-head epilogues need
 };
 
 }  // namespace zinc::vulkan

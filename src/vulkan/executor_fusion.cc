@@ -164,7 +164,9 @@ void Executor::plan_fusions() {
 void Executor::plan_rope_kv_epilogues() {
   rope_kv_epilogues_.clear();
   folded_rope_kv_.clear();
+  head_counter_words_ = 1;
   const auto& ops = graph_.ops();
+  const uint64_t n_tokens = uint64_t(graph_.shape().n_tokens);
   for (const auto& [first, f] : rope_kv_) {
     const auto& q = std::get<graph::Rope>(ops[f.rope_q].params);
     const auto& w = std::get<graph::KvWrite>(ops[f.kv_write].params);
@@ -176,16 +178,20 @@ void Executor::plan_rope_kv_epilogues() {
     const graph::HeadLayout heads[3] = {q.heads, w.k_heads, w.v_heads};
     size_t producers[3];
     bool ok = true;
-    for (int b = 0; b < 3 && ok; ++b) {  // a staged matvec writing packed heads, read by nothing before
+    for (int b = 0; b < 3 && ok; ++b) {  // a staged matvec writing its heads, read by nothing before
       const graph::Buffer& buf = graph_.buffer(bufs[b]);
+      // Packed heads, or (q, per head) heads at a stride from the row start, other rows between.
+      const graph::HeadLayout& hl = heads[b];
+      const bool strided = b == 0 && per_head && hl.offset == 0 && hl.head_stride >= hl.head_dim &&
+                           hl.head_stride % 2 == 0 && buf.cols == hl.n_heads * hl.head_stride;
       const size_t i = buf.first_op >= 0 ? size_t(buf.first_op) : ops.size();
       const auto* m = i < first ? std::get_if<graph::Matmul>(&ops[i].params) : nullptr;
       const WeightBuffer* wb = m ? weights_.matrix(m->w) : nullptr;
       auto k = wb ? kernels_.matvec(wb->type(), false) : Result<const ops::Matvec*>(error("no matrix"));
       const auto mat = materialized_norms_.find(i);
       ok = m && m->out == bufs[b] && !m->up && !m->bias && on_matvec_path(*m) && k.ok() &&
-           (*k)->uses_staged(wb->cols()) && heads[b] == graph::HeadLayout::packed(heads[b].n_heads, heads[b].head_dim) &&
-           heads[b].head_dim % 2 == 0 && buf.cols == heads[b].span() && wb->rows() == buf.cols &&
+           (*k)->uses_staged(wb->cols()) && hl.head_dim % 2 == 0 && wb->rows() == buf.cols &&
+           (strided || (hl == graph::HeadLayout::packed(hl.n_heads, hl.head_dim) && buf.cols == hl.span())) &&
            !residual_folds_.count(i) && !conv_folds_.count(i) && !gated_norms_.count(m->in.index) &&
            (mat == materialized_norms_.end() || !mat->second.out.valid());
       if (ok)
@@ -195,9 +201,14 @@ void Executor::plan_rope_kv_epilogues() {
       producers[b] = i;
     }
     if (!ok) continue;
-    rope_kv_epilogues_[producers[0]] = {&q.params, q.heads.head_dim, -1, false, per_head, f.q_norm};
-    rope_kv_epilogues_[producers[1]] = {&q.params, w.k_heads.head_dim, w.kv_layer, false, per_head, f.k_norm};
+    // q and k run concurrently: their head counters do not overlap.
+    const uint64_t q_words = n_tokens * uint64_t(q.heads.n_heads), k_words = n_tokens * uint64_t(w.k_heads.n_heads);
+    rope_kv_epilogues_[producers[0]] = {&q.params, q.heads.head_dim, -1, false, per_head, f.q_norm,
+                                        q.heads.head_stride, 0};
+    rope_kv_epilogues_[producers[1]] = {&q.params, w.k_heads.head_dim, w.kv_layer, false, per_head, f.k_norm,
+                                        w.k_heads.head_dim, uint32_t(q_words)};
     rope_kv_epilogues_[producers[2]] = {nullptr, w.v_heads.head_dim, w.kv_layer, true, false, nullptr};
+    if (per_head) head_counter_words_ = std::max(head_counter_words_, q_words + k_words);
     folded_rope_kv_.insert(first);
   }
 }

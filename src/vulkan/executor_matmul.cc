@@ -82,6 +82,10 @@ Status Executor::record_matmul(Commands& cmd, size_t index, const graph::Matmul&
     rope_kv_args = {&step_data_, uint32_t(ep.head_dim), ep.rope ? uint32_t(ep.rope->n_rot / 2) : 0u, word,
                     ep.kv_layer < 0 ? nullptr : ep.v ? layer.v : layer.k};
     rope_kv_args.per_head = ep.per_head;
+    rope_kv_args.head_stride = uint32_t(ep.head_stride);
+    // Not in the barrier tracking: counters private to this dispatch, left zero.
+    rope_kv_args.counters = {head_counters_.get(), 0, VK_WHOLE_SIZE};
+    rope_kv_args.counter_word = ep.counter_word;
     rope_kv_args.adjacent = !ep.rope || ep.rope->mode == graph::RopeMode::kNorm;
     if (ep.norm) {
       head_norm_weight = weights_.vector(ep.norm->weight);

@@ -289,16 +289,20 @@ TEST(VulkanExecutor, DenseOpsMatchCpu) {
 // decode steps of 3 tokens and of 1, where the q/k/v matvecs normalise and rotate q and k and
 // store k and v into the cache in their epilogues (neither rope_kv_write nor norm_rope_kv_write
 // is left in the decode profile).
-void check_rope_kv_epilogues(graph::RopeMode mode, int32_t n_rot, int32_t dk, bool qk_norm = false) {
+// With output_gate, q's rows interleave each head with its gate (Qwen3.5): the epilogue finishes
+// the heads at a stride and leaves the gate rows as they are.
+void check_rope_kv_epilogues(graph::RopeMode mode, int32_t n_rot, int32_t dk, bool qk_norm = false,
+                             bool output_gate = false) {
   SCOPED_TRACE(testing::Message() << "mode " << int(mode) << " n_rot " << n_rot << " head dim " << dk
-                                  << (qk_norm ? " qk norm" : ""));
+                                  << (qk_norm ? " qk norm" : "") << (output_gate ? " output gate" : ""));
   const int32_t n_q = 4, n_kv = 2;
   const int64_t E = 256;
   graph::StateLayout layout;
   layout.kv_layers.push_back({n_kv, dk, dk});
   Harness h(layout);
   auto n1 = vector_weight(E, 31, 1.f), qn = vector_weight(dk, 36, 1.f), kn = vector_weight(dk, 37, 1.f);
-  auto wq = matrix_weight(TensorType::Q4_K, int64_t(n_q) * dk, E, 32),
+  const int64_t q_rows = int64_t(n_q) * dk * (output_gate ? 2 : 1);
+  auto wq = matrix_weight(TensorType::Q4_K, q_rows, E, 32),
        wk = matrix_weight(TensorType::Q4_K, int64_t(n_kv) * dk, E, 33),
        wv = matrix_weight(TensorType::Q6_K, int64_t(n_kv) * dk, E, 34),
        wo = matrix_weight(TensorType::Q4_K, E, int64_t(n_q) * dk, 35);
@@ -308,9 +312,10 @@ void check_rope_kv_epilogues(graph::RopeMode mode, int32_t n_rot, int32_t dk, bo
   if (mode == graph::RopeMode::kImrope) rope.sections = {n_rot / 8, n_rot / 8, n_rot / 4 - 2 * (n_rot / 8), 0};
   auto build = [&](int64_t T) {
     graph::GraphBuilder b({T, T}, layout);
-    const auto qh = graph::HeadLayout::packed(n_q, dk), kh = graph::HeadLayout::packed(n_kv, dk);
+    const auto qh = output_gate ? graph::HeadLayout{n_q, dk, 2 * dk, 0} : graph::HeadLayout::packed(n_q, dk);
+    const auto kh = graph::HeadLayout::packed(n_kv, dk);
     auto x = b.input("x", E);
-    auto hn = b.buffer("hn", E), q = b.buffer("q", int64_t(n_q) * dk), k = b.buffer("k", int64_t(n_kv) * dk),
+    auto hn = b.buffer("hn", E), q = b.buffer("q", q_rows), k = b.buffer("k", int64_t(n_kv) * dk),
          v = b.buffer("v", int64_t(n_kv) * dk);
     b.add("norm", graph::RmsNorm{x, {}, hn, &n1->w, 1e-5f});
     b.add("wq", graph::Matmul{hn, q, &wq->w, nullptr, nullptr});
@@ -326,6 +331,10 @@ void check_rope_kv_epilogues(graph::RopeMode mode, int32_t n_rot, int32_t dk, bo
     graph::Attention a;
     a.q = q;
     a.q_heads = qh;
+    if (output_gate) {
+      a.gate = q;
+      a.gate_heads = {n_q, dk, 2 * dk, dk};
+    }
     a.out = b.buffer("att", int64_t(n_q) * dk);
     // Logits of about unit spread: the products' q and k are large, the normalised ones are not.
     a.scale = (qk_norm ? 1.f : 0.05f) / std::sqrt(float(dk));
@@ -375,6 +384,8 @@ TEST(VulkanExecutor, RopeKvEpiloguesMatchCpu) {
   check_rope_kv_epilogues(RopeMode::kNeox, 64, 64);
   check_rope_kv_epilogues(RopeMode::kNorm, 64, 64, true);
   check_rope_kv_epilogues(RopeMode::kImrope, 64, 256, true);  // Qwen3.5's head dim
+  check_rope_kv_epilogues(RopeMode::kImrope, 64, 256, true, true);  // and its output gate
+  check_rope_kv_epilogues(RopeMode::kNeox, 32, 64, true, true);
 }
 
 // A delta-net block as qwen35 builds it (input norm, four projections, conv, delta rule, gated

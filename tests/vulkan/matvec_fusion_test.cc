@@ -249,13 +249,32 @@ TEST(VulkanMatvecRopeKv, RefusesArgumentsItCannotServe) {
   e = ok;
   e.adjacent = false;
   refused(e, nullptr, "NEOX pairs without a workgroup per head");
-  e = ok;
-  e.head_dim = 128;
-  e.per_head = true;
   refused(ok, &ay, "with a residual");
+  auto bcounters = host_buffer({}, 64);
+  ops::OutputRopeKv head = ok;
+  head.per_head = true;
+  head.counters = {bcounters.get()};
+  run([&](Commands& c) {
+    const Status s = mv->record_fused(c, *w, ax, ay, 1, {nullptr, nullptr, nullptr, nullptr, &head});
+    EXPECT_TRUE(s.ok()) << s.message();
+  });
+  e = head;
+  e.counters = {};
+  refused(e, nullptr, "a workgroup per head without counters");
+  e = head;
+  e.head_stride = 96;  // 128 rows are not whole strides
+  refused(e, nullptr, "rows not whole head strides");
+  e.head_stride = 32;
+  refused(e, nullptr, "a stride shorter than the head");
+  e = head;
+  Buffer* pool = bcounters.get();
+  e.pool = pool;
+  e.head_stride = 128;
+  refused(e, nullptr, "storing heads at a stride");
   auto wide = upload(random_matrix(TensorType::Q4_K, 512, 256, 5));
   ASSERT_TRUE(wide);
   auto bwide = host_buffer({}, 512);
+  e = head;
   e.head_dim = 512;
   e.n_pairs = 0;
   run([&](Commands& c) {

@@ -13,17 +13,20 @@ struct Push {
   float eps;
   uint32_t planes0[4], planes1[4];
   uint32_t rows_per_group, k_slices;  // matvec_staged.comp only
-  uint32_t conv_taps, conv_channels, slot_floats, state_offset;  // conv_taps: the head norm's eps (bits) too
+  // The per-head epilogue: conv_taps the head norm's eps (bits), slot_floats the head stride,
+  // state_offset the first counter word.
+  uint32_t conv_taps, conv_channels, slot_floats, state_offset;
   uint32_t gate_stride, norm_group;
   uint32_t head_dim, n_pairs, table_offset, row_words;  // matvec_staged.comp only
   uint32_t pos_offset, seq_offset, pages_offset, max_pages;
 };
 static_assert(sizeof(Push) == 128, "mirrors the push blocks of shaders/matvec.comp and matvec_staged.comp");
 // w0, w1, x, y, residual, norm weight, gate, conv kernel, seq ids, state, normalised x out,
-// KV pool, step data, head norm weight
-constexpr uint32_t kBindings = 14;
+// KV pool, step data, head norm weight, head counters
+constexpr uint32_t kBindings = 15;
 constexpr uint32_t kStagedBytesPerGroup = 56;  // int8 codes, scale and sums of one group of x
-constexpr uint32_t kHeadSharedBytes = 4 * OutputRopeKv::kMaxHeadDim;  // s_head
+constexpr uint32_t kHeadSharedBytes = 4 * OutputRopeKv::kMaxHeadDim + 16;  // s_head, s_heads_done
+constexpr uint32_t kMaxHeadsPerWorkgroup = 32;  // bits of s_heads_done
 
 // Rows per workgroup: enough loads in flight per thread without spilling registers.
 uint32_t default_rows(const WeightFormat& f) {
@@ -165,7 +168,11 @@ Status Matvec::record_pair(Commands& cmd, const WeightBuffer& w0, const WeightBu
     if (w1 || residual || conv || write_norm || !staged_for(w0.cols()) || !st || !st->buffer ||
         rope_kv->head_dim == 0 || rope_kv->head_dim % 2 != 0 || w0.rows() % rope_kv->head_dim != 0 ||
         2 * rope_kv->n_pairs > rope_kv->head_dim ||
-        (rope_kv->per_head && (rope_kv->head_dim > OutputRopeKv::kMaxHeadDim || w0.chunks().size() != 1)) ||
+        (rope_kv->per_head && (rope_kv->head_dim > OutputRopeKv::kMaxHeadDim || w0.chunks().size() != 1 ||
+                               !rope_kv->counters.buffer || rope_kv->head_stride % 2 != 0 ||
+                               (rope_kv->head_stride && (rope_kv->head_stride < rope_kv->head_dim ||
+                                                         w0.rows() % rope_kv->head_stride != 0 ||
+                                                         (rope_kv->pool && rope_kv->head_stride != rope_kv->head_dim))))) ||
         (!rope_kv->per_head && (!rope_kv->adjacent || rope_kv->norm_weight)))
       return error("matvec rope/KV epilogue: needs the staged kernel alone on packed heads (%lld rows, head dim %u, "
                    "%u pairs)", (long long)w0.rows(), rope_kv->head_dim, rope_kv->n_pairs);
@@ -182,11 +189,14 @@ Status Matvec::record_pair(Commands& cmd, const WeightBuffer& w0, const WeightBu
                            (rope_kv && rope_kv->per_head && rope_kv->adjacent ? 256u : 0u) |
                            (rope_kv && rope_kv->norm_weight ? 512u : 0u);
     const uint32_t taps = conv ? conv->taps : rope_kv && rope_kv->norm_weight ? std::bit_cast<uint32_t>(rope_kv->norm_eps) : 0;
+    const bool per_head = rope_kv && rope_kv->per_head;
+    const uint32_t head_stride = per_head ? (rope_kv->head_stride ? rope_kv->head_stride : rope_kv->head_dim) : 0;
     const float eps = norm ? norm->eps : gated ? gated->eps : 0.f;
     Push push{c0.rows, uint32_t(w0.cols()), n_tokens, x.stride, y.stride, c0.row_begin, flags, eps,
               {c0.q_word, c0.h_word, c0.m_word, 0}, {c1.q_word, c1.h_word, c1.m_word, 0}, 0, 1,
-              taps, uint32_t(w0.rows()), conv ? conv->slots.slot_floats : 0,
-              conv ? conv->state_offset : 0, gated ? gated->gate.stride : 0, gated ? gated->group : 32,
+              taps, uint32_t(w0.rows()), conv ? conv->slots.slot_floats : head_stride,
+              conv ? conv->state_offset : per_head ? rope_kv->counter_word : 0, gated ? gated->gate.stride : 0,
+              gated ? gated->group : 32,
               rope_kv ? rope_kv->head_dim : 2, rope_kv ? rope_kv->n_pairs : 0, rope_kv ? rope_kv->table_offset : 0,
               uint32_t(w0.rows() / 2), rope_kv ? rope_kv->step->positions : 0, rope_kv ? rope_kv->step->seq_ids : 0,
               rope_kv ? rope_kv->step->pages : 0, rope_kv ? rope_kv->step->max_pages : 0};
@@ -198,10 +208,13 @@ Status Matvec::record_pair(Commands& cmd, const WeightBuffer& w0, const WeightBu
                                             write_norm ? norm->out->range : x.range,
                                             rope_kv && rope_kv->pool ? whole(*rope_kv->pool) : y.range,
                                             rope_kv ? whole(*rope_kv->step->buffer) : x.range,
-                                            rope_kv && rope_kv->norm_weight ? *rope_kv->norm_weight : x.range};
+                                            rope_kv && rope_kv->norm_weight ? *rope_kv->norm_weight : x.range,
+                                            per_head ? rope_kv->counters : y.range};
     if (const Staged* staged = write_norm ? nullptr : staged_for(w0.cols())) {
       StagedShape shape = staged_shape(*staged, c0.rows);
-      if (rope_kv && rope_kv->per_head) shape = {rope_kv->head_dim, 1};
+      if (per_head && shape.rows_per_group / head_stride + 2 > kMaxHeadsPerWorkgroup)
+        return error("matvec head epilogue: %u rows a workgroup meet more than %u heads of stride %u",
+                     shape.rows_per_group, kMaxHeadsPerWorkgroup, head_stride);
       push.rows_per_group = shape.rows_per_group;
       push.k_slices = shape.k_slices;
       const Grid grid = grid_for((c0.rows + push.rows_per_group - 1) / push.rows_per_group);

@@ -67,9 +67,13 @@ struct OutputConv {
 // `pool`, the (rotated) row pairs are stored as f16 words into pool row (page * 16 + slot) of
 // the token's (seq, position) (StepData); pool rows hold the output's row count of elements.
 // Staged kernel only (uses_staged), no residual or pair; rows and chunk starts even.
-// per_head: one workgroup per head (one chunk, head_dim <= kMaxHeadDim), so that the head is
-// first normalised (graph::QkNorm: norm_weight of head_dim floats) and its pairs may be
-// (i, i + n_pairs) (NEOX, IMROPE: adjacent false).
+// per_head: each head is finished by one workgroup, the last of those computing its rows (one
+// chunk, head_dim <= kMaxHeadDim), so that the head is first normalised (graph::QkNorm:
+// norm_weight of head_dim floats) and its pairs may be (i, i + n_pairs) (NEOX, IMROPE: adjacent
+// false). Heads start every head_stride rows (0: head_dim; rows past a head's head_dim are
+// written unchanged; only packed heads are stored); the workgroups meet in `counters`: words
+// counter_word .. + counter_words(n_tokens) of the range, zero and left zero, used by no
+// concurrent dispatch.
 struct OutputRopeKv {
   const StepData* step = nullptr;
   uint32_t head_dim = 0, n_pairs = 0, table_offset = 0;
@@ -78,7 +82,14 @@ struct OutputRopeKv {
   bool adjacent = true;
   const BufferRange* norm_weight = nullptr;
   float norm_eps = 1e-6f;
+  uint32_t head_stride = 0;
+  BufferRange counters;
+  uint32_t counter_word = 0;
   static constexpr uint32_t kMaxHeadDim = 256;  // shaders/matvec_rope_kv.glsl
+  // Counter words a per-head product of `rows` output rows needs.
+  uint64_t counter_words(uint32_t n_tokens, uint64_t rows) const {
+    return uint64_t(n_tokens) * (rows / (head_stride ? head_stride : head_dim));
+  }
 };
 
 // What a matvec fuses around the product; at most one of norm and gated, one of conv and rope_kv.

@@ -38,16 +38,23 @@ void rope_kv_epilogue(uint t, uint e, uint row, inout float a, inout float b) {
   if ((p.flags & kStoreFlag) != 0u) kv_pool[row * p.row_words + e / 2] = packHalf2x16(vec2(a, b));
 }
 
-// Flags bit 7: the workgroup's rows are one head (rows_per_group = head_dim, row0 its first row):
-// its values meet in s_head, and head_epilogue() then normalises the head (bit 9: the per-head
-// RMS norm of graph::QkNorm with head_w, eps in conv_taps' bits), rotates it (pairs (i, i + n)
-// of NEOX and IMROPE, bit 8: adjacent pairs (2i, 2i + 1)), writes it to y and, with bit 6,
-// stores it into the pool.
+// Flags bit 7: QK-norm / RoPE heads finished by a workgroup each. Head h holds output rows
+// [h * head_stride, h * head_stride + head_dim) (head_stride >= head_dim: rows between heads, such
+// as Qwen3.5's output gate, are written as they are). The product's rows split over workgroups
+// as usual; each workgroup writes its raw rows, then counts itself in the counter of every head
+// it touched (head_counters, from word counter_offset + t * n_heads; zero before, left zero); the
+// last of a head's workgroups reads the head back, normalises it (bit 9: the per-head RMS norm of
+// graph::QkNorm with head_w, eps in conv_taps' bits), rotates it (pairs (i, i + n) of NEOX and
+// IMROPE, bit 8: adjacent pairs (2i, 2i + 1)), writes it to y and, with bit 6, stores it into the
+// pool (packed heads only). head_stride and counter_offset are push fields slot_floats and
+// state_offset.
 layout(std430, binding = 13) readonly buffer HeadW { float head_w[]; };
+layout(std430, binding = 14) coherent buffer HeadCounters { uint head_counters[]; };
 
 const uint kHeadFlag = 128u, kAdjacentFlag = 256u, kHeadNormFlag = 512u, kMaxHeadDim = 256;
 shared float s_head[kMaxHeadDim];
 shared float s_head_red[kGroupSize / kMinSubgroupSize];
+shared uint s_heads_done;
 
 float head_normed(uint d, float inv) {
   return (p.flags & kHeadNormFlag) != 0u ? (s_head[d] * inv) * head_w[d] : s_head[d];
@@ -66,8 +73,8 @@ float head_value(uint t, uint d, float inv) {
   return x * cs.x + (first ? -o : o) * cs.y;
 }
 
-// After the head's values are in s_head (and a barrier): y and the pool get the result.
-void head_epilogue(uint t, uint row0, uint row, uint n_threads) {
+// Head h of token t, its raw values in s_head (after a barrier): y and the pool get the result.
+void head_epilogue(uint t, uint h, uint row, uint n_threads) {
   const uint tid = gl_LocalInvocationID.x, dim = p.head_dim;
   float inv = 1.0;
   if ((p.flags & kHeadNormFlag) != 0u) {
@@ -80,11 +87,44 @@ void head_epilogue(uint t, uint row0, uint row, uint n_threads) {
     for (uint i = 0; i < gl_NumSubgroups; ++i) total += s_head_red[i];
     inv = inversesqrt(total / float(dim) + uintBitsToFloat(p.conv_taps));
   }
-  const uint base = t * p.y_stride + p.y_offset + row0;
+  const uint base = t * p.y_stride + p.y_offset + h * p.slot_floats;
   for (uint w = tid; w < dim / 2; w += n_threads) {
     const float a = head_value(t, 2 * w, inv), b = head_value(t, 2 * w + 1, inv);
     y[base + 2 * w] = a;
     y[base + 2 * w + 1] = b;
-    if ((p.flags & kStoreFlag) != 0u) kv_pool[row * p.row_words + (p.y_offset + row0) / 2 + w] = packHalf2x16(vec2(a, b));
+    if ((p.flags & kStoreFlag) != 0u) kv_pool[row * p.row_words + (p.y_offset + h * dim) / 2 + w] = packHalf2x16(vec2(a, b));
+  }
+}
+
+// After the workgroup's rows [row0, row0 + rows_per_group) of token t are written to y: counts
+// the workgroup in its heads and finishes those it completed (uniform control flow).
+void finish_heads(uint t, uint row0, uint row, uint n_threads) {
+  const uint tid = gl_LocalInvocationID.x, stride = p.slot_floats, dim = p.head_dim, rpg = p.rows_per_group;
+  const uint n_heads = p.rows / stride, row_end = min(row0 + rpg, p.rows);
+  const uint h0 = row0 / stride, h1 = min((row_end - 1) / stride + 1, n_heads);  // heads [h0, h1) may meet ours
+  memoryBarrierBuffer();
+  barrier();
+  if (tid == 0) {
+    uint done = 0u;
+    for (uint h = h0; h < h1; ++h) {
+      const uint first = h * stride, last = first + dim - 1;
+      if (last < row0 || first >= row_end) continue;
+      const uint expected = last / rpg - first / rpg + 1;
+      if (atomicAdd(head_counters[p.state_offset + t * n_heads + h], 1u) == expected - 1u) done |= 1u << (h - h0);
+    }
+    s_heads_done = done;
+  }
+  barrier();
+  const uint done = s_heads_done;
+  if (done == 0u) return;
+  memoryBarrierBuffer();
+  for (uint h = h0; h < h1; ++h) {
+    if ((done & (1u << (h - h0))) == 0u) continue;
+    const uint base = t * p.y_stride + p.y_offset + h * stride;
+    for (uint d = tid; d < dim; d += n_threads) s_head[d] = y[base + d];
+    barrier();
+    head_epilogue(t, h, row, n_threads);
+    if (tid == 0) head_counters[p.state_offset + t * n_heads + h] = 0u;
+    barrier();
   }
 }

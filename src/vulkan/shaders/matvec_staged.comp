@@ -28,7 +28,7 @@ const uint kMaxSteps = 4;
 #include "int8_dot.glsl"
 
 layout(std430, binding = 2) readonly buffer X4 { vec4 x4[]; };
-layout(std430, binding = 3) buffer Y { float y[]; };
+layout(std430, binding = 3) coherent buffer Y { float y[]; };  // coherent: the head epilogue reads rows back
 layout(std430, binding = 4) readonly buffer R { float residual[]; };
 layout(std430, binding = 5) readonly buffer N4 { vec4 norm_w4[]; };
 layout(std430, binding = 6) readonly buffer G4 { vec4 gate4[]; };
@@ -211,9 +211,9 @@ void main() {
             if (add) v += residual[base + ra];
             y[base + ra] = v;
           }
-        } else if (head) {
-          if (va) s_head[ra - row0] = acc0;
-          if (vb) s_head[rb - row0] = acc1;
+        } else if (head) {  // raw rows, finished by finish_heads()
+          if (va) y[base + ra] = acc0;
+          if (vb) y[base + rb] = acc1;
         } else if (rope_kv) {  // rows ra, rb are one pair (ra even, rows even)
           if (va) {
             rope_kv_epilogue(t, p.y_offset + ra, kv_row, acc0, acc1);
@@ -226,10 +226,7 @@ void main() {
         }
       }
     }
-    if (head) {
-      barrier();
-      head_epilogue(t, row0, kv_row, kGroupSize);
-    }
+    if (head) finish_heads(t, row0, kv_row, kGroupSize);
     barrier();  // the staged x (and s_head) are replaced by the next token's
   }
 }
