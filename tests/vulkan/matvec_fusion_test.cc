@@ -2,8 +2,10 @@
 // (ops::OutputConv) against the plain matvec followed by the CPU's ssm_conv1d (state slots of two
 // sequences interleaved, carried over two steps, compared slot for slot), and the gated input norm
 // (ops::GatedInputNorm) against the CPU's gated_rms_norm followed by a float64 product; the
-// arguments the RoPE / KV store epilogue (ops::OutputRopeKv) refuses (its results are checked
-// through the executor: executor_test.cc RopeKvEpiloguesMatchCpu).
+// arguments the RoPE / KV store epilogue (ops::OutputRopeKv) refuses, and its per-head form
+// (QK norm, NEOX pairs, heads at a stride) for workgroups of fewer rows than a head, rows
+// straddling heads and several heads (the pool stores are checked through the executor:
+// executor_test.cc RopeKvEpiloguesMatchCpu).
 #include <cmath>
 #include <map>
 #include <tuple>
@@ -281,6 +283,90 @@ TEST(VulkanMatvecRopeKv, RefusesArgumentsItCannotServe) {
     EXPECT_FALSE(mv->record_fused(c, *wide, ax, {{bwide.get()}, 512}, 1, {nullptr, nullptr, nullptr, nullptr, &e}).ok())
         << "a head past kMaxHeadDim";
   });
+}
+
+// Two tokens of y = W x whose heads (head_dim 32 every 64 rows, the rows between passed through)
+// are normalised (per-head RMS x weight), rotated in NEOX pairs over their first 16 dims and
+// written; `rows` per workgroup. Run twice: the head counters are left at zero.
+void check_head_epilogue(uint32_t rows_per_group) {
+  SCOPED_TRACE(testing::Message() << rows_per_group << " rows a workgroup");
+  constexpr uint32_t kDim = 32, kStride = 64, kHeads = 6, kPairs = 8, kTokens = 2;
+  constexpr int64_t kRows = kHeads * kStride, kCols = 256;
+  MatvecOptions o = options(true, true, true);
+  o.rows = rows_per_group;
+  auto mv = Matvec::create(dev(), TensorType::Q4_K, o);
+  ASSERT_TRUE(mv.ok()) << mv.status().message();
+  if (!(*mv)->uses_staged(kCols)) GTEST_SKIP() << "no staged int8 kernel here";
+  const Matrix m = random_matrix(TensorType::Q4_K, kRows, kCols, 41);
+  auto w = upload(m);
+  ASSERT_TRUE(w);
+  const std::vector<float> x = random_floats(kTokens * kCols, 42), hw = random_floats(kDim, 43);
+  std::vector<float> table(kTokens * kPairs * 2);  // (cos, sin) of pair i at token t
+  for (uint32_t i = 0; i < kTokens * kPairs; ++i) {
+    table[2 * i] = std::cos(0.37f * float(i + 1));
+    table[2 * i + 1] = std::sin(0.37f * float(i + 1));
+  }
+  auto bx = host_buffer(x), by = host_buffer({}, kTokens * kRows), bhw = host_buffer(hw), btable = host_buffer(table);
+  auto bcounters = host_buffer({}, kTokens * kHeads);
+  const ops::StepData step{btable.get(), 0, 0, 0, 0};
+  const BufferRange norm_w{bhw.get()};
+  ops::OutputRopeKv e{&step, kDim, kPairs, 0, nullptr};
+  e.per_head = true;
+  e.adjacent = false;
+  e.norm_weight = &norm_w;
+  e.norm_eps = 1e-6f;
+  e.head_stride = kStride;
+  e.counters = {bcounters.get()};
+  const Activations ax{{bx.get()}, uint32_t(kCols)}, ay{{by.get()}, uint32_t(kRows)};
+
+  std::vector<double> want(kTokens * kRows);
+  for (uint32_t t = 0; t < kTokens; ++t) {
+    double* yt = want.data() + t * kRows;
+    for (int64_t r = 0; r < kRows; ++r) {
+      double acc = 0;
+      for (int64_t c = 0; c < kCols; ++c) acc += double(m.values[size_t(r * kCols + c)]) * x[t * kCols + size_t(c)];
+      yt[r] = acc;
+    }
+    for (uint32_t h = 0; h < kHeads; ++h) {
+      double* v = yt + h * kStride;
+      double ss = 0;
+      for (uint32_t d = 0; d < kDim; ++d) ss += v[d] * v[d];
+      const double inv = 1.0 / std::sqrt(ss / kDim + 1e-6);
+      double n[kDim];
+      for (uint32_t d = 0; d < kDim; ++d) n[d] = v[d] * inv * hw[d];
+      for (uint32_t d = 0; d < kDim; ++d) v[d] = n[d];
+      for (uint32_t i = 0; i < kPairs; ++i) {
+        const double c = table[2 * (t * kPairs + i)], sn = table[2 * (t * kPairs + i) + 1];
+        v[i] = n[i] * c - n[i + kPairs] * sn;
+        v[i + kPairs] = n[i] * sn + n[i + kPairs] * c;
+      }
+    }
+  }
+  for (int round = 0; round < 2; ++round) {
+    run([&](Commands& c) {
+      const Status st = (*mv)->record_fused(c, *w, ax, ay, kTokens, {nullptr, nullptr, nullptr, nullptr, &e});
+      EXPECT_TRUE(st.ok()) << st.message();
+    });
+    const std::vector<float> got = read_floats(*by, kTokens * kRows);
+    int bad = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      const bool in_head = (i % kRows) % kStride < kDim;
+      const double tol = in_head ? 0.05 : 0.02 * std::sqrt(double(kCols)) + 0.02 * std::fabs(want[i]);
+      if (!(std::fabs(got[i] - want[i]) <= tol) && ++bad <= 5)
+        ADD_FAILURE() << "round " << round << " token " << i / kRows << " row " << i % kRows << ": got " << got[i]
+                      << " want " << want[i];
+    }
+    EXPECT_EQ(bad, 0);
+    EXPECT_EQ(read_floats(*bcounters, kTokens * kHeads), std::vector<float>(kTokens * kHeads, 0.f))
+        << "the head counters are left at zero";
+  }
+}
+
+TEST(VulkanMatvecRopeKv, HeadEpilogueMatchesCpu) {
+  ZINC_REQUIRE_VULKAN();
+  check_head_epilogue(8);    // a head over four workgroups
+  check_head_epilogue(48);   // heads straddling workgroups
+  check_head_epilogue(128);  // two heads a workgroup
 }
 
 }  // namespace
