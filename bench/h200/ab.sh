@@ -3,6 +3,8 @@
 # in .dev over random-weight Q4_K_M models made there, alternating binaries within each round so
 # that the node's speed cancels out.
 #   bash .dev/ab.sh "M B" "llama3-8b qwen3-30b-a3b" [rounds] [extra bench flags]
+# With TOKENS=1, each binary also generates 64 greedy tokens per model and prints a hash of
+# them, so that an A/B shows whether the binaries agree as well as their speed.
 set -uo pipefail
 for f in .gl/*.deb; do dpkg -x "$f" / >/dev/null; done
 ldconfig
@@ -26,3 +28,11 @@ for m in $models; do  # a first short run warms the clocks
     done
   done
 done
+if [ "${TOKENS:-0}" = 1 ]; then
+  for m in $models; do
+    for n in $names; do
+      printf '%s %s tokens: ' "$m" "$n"
+      .dev/zinc_$n run -m "$dir/$m.gguf" -p 'The quick brown fox' -n 64 --temp 0 --backend vulkan 2>/dev/null | md5sum | cut -c1-12
+    done
+  done
+fi
