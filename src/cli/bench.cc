@@ -7,7 +7,8 @@
 // feeds the next on the device and the next step is queued before this one is read back, as
 // `zinc run --temp 0` generates); on Vulkan also the GPU time of a decode step.
 // --profile (Vulkan): GPU time per op kind and per matrix product of one prefill chunk of -p tokens
-// and of one decode step, at the given depth.
+// and of one decode step, at the given depth (a barrier after every op), then the decode step as
+// it runs: GPU time per stage (the ops between two of its barriers, which run together).
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -103,20 +104,52 @@ std::string without_layer(const std::string& name) {
   return dot == std::string::npos ? name : name.substr(dot + 1);
 }
 
+// "blk.3.attn_q+blk.3.attn_k" -> "attn_q+attn_k": one row per stage of all layers.
+std::string stage_without_layers(const std::string& ops) {
+  std::string out;
+  for (size_t begin = 0; begin <= ops.size();) {
+    size_t end = ops.find('+', begin);
+    if (end == std::string::npos) end = ops.size();
+    out += (out.empty() ? "" : "+") + without_layer(ops.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return out;
+}
+
+// Timings of one profiled step of `tokens` at `depth` (run twice: the first records).
+Result<std::vector<vulkan::OpTiming>> profile_timings(engine::Runner& r, const std::vector<int32_t>& tokens, int depth,
+                                                      int n, vulkan::Executor::ProfileMode mode) {
+  std::vector<vulkan::OpTiming> timings;
+  for (int i = 0; i < 2; ++i) {
+    r.cache().clear(0);
+    if (depth > 0) ZINC_RETURN_IF_ERROR(r.decode(0, std::span<const int32_t>(tokens).first(size_t(depth)), false).status());
+    ZINC_ASSIGN_OR_RETURN(timings, r.profile_step(0, std::span<const int32_t>(tokens).subspan(size_t(depth), size_t(n)), mode));
+  }
+  return timings;
+}
+
+// The decode step's stages as they run (its own barriers, a timestamp after each).
+int print_stage_profile(engine::Runner& r, const std::vector<int32_t>& tokens, int depth) {
+  auto t = profile_timings(r, tokens, depth, 1, vulkan::Executor::ProfileMode::kStages);
+  if (!t.ok()) return fail(t.status().message());
+  std::map<std::string, ProfileRow> stages;
+  double total = 0;
+  for (const auto& s : *t) {
+    stages[stage_without_layers(s.name)].calls++;
+    stages[stage_without_layers(s.name)].ns += s.ns;
+    total += s.ns;
+  }
+  std::printf("decode step at depth %d as it runs: %zu stages, %.1f us of GPU time\n\n", depth, t->size(), total / 1e3);
+  print_rows("stage", stages, total);
+  return 0;
+}
+
 // One step of `tokens` at `depth` with a timestamp after every op: GPU time per op kind and per
 // matrix product.
 int print_profile_step(engine::Runner& r, const std::vector<int32_t>& tokens, int depth, int n) {
-  std::vector<vulkan::OpTiming> timings;
-  for (int i = 0; i < 2; ++i) {  // the first run records the command buffer
-    r.cache().clear(0);
-    if (depth > 0) {
-      auto s = r.decode(0, std::span<const int32_t>(tokens).first(size_t(depth)), false);
-      if (!s.ok()) return fail(s.status().message());
-    }
-    auto t = r.profile_step(0, std::span<const int32_t>(tokens).subspan(size_t(depth), size_t(n)));
-    if (!t.ok()) return fail(t.status().message());
-    timings = std::move(*t);
-  }
+  auto t = profile_timings(r, tokens, depth, n, vulkan::Executor::ProfileMode::kOps);
+  if (!t.ok()) return fail(t.status().message());
+  const std::vector<vulkan::OpTiming>& timings = *t;
   std::map<std::string, ProfileRow> kinds, matmuls;
   double total = 0;
   for (const auto& t : timings) {
@@ -147,7 +180,8 @@ int print_profile(engine::Runner& r, const std::vector<int32_t>& tokens, int dep
   const int chunk = int(std::min<int64_t>(prompt, r.options().max_batch));
   if (chunk > 1)
     if (int s = print_profile_step(r, tokens, depth, chunk); s != 0) return s;
-  return print_profile_step(r, tokens, depth, 1);
+  if (int s = print_profile_step(r, tokens, depth, 1); s != 0) return s;
+  return print_stage_profile(r, tokens, depth);
 }
 
 int run_bench(const BenchOptions& o) {

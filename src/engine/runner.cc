@@ -295,7 +295,8 @@ Status Runner::restore_recurrent_state(kv::SeqId seq, std::span<const float> sta
   return ok_status();
 }
 
-Result<std::vector<vulkan::OpTiming>> Runner::profile_step(kv::SeqId seq, std::span<const int32_t> tokens) {
+Result<std::vector<vulkan::OpTiming>> Runner::profile_step(kv::SeqId seq, std::span<const int32_t> tokens,
+                                                          vulkan::Executor::ProfileMode mode) {
   if (!vk_) return error("profiling needs the Vulkan backend");
   if (!cache_->has_sequence(seq)) return error("sequence %d does not exist", seq);
   const int64_t n = int64_t(tokens.size());
@@ -309,7 +310,7 @@ Result<std::vector<vulkan::OpTiming>> Runner::profile_step(kv::SeqId seq, std::s
   const graph::Batch b{tokens, positions_, seq_ids_, output_rows_};
   ZINC_RETURN_IF_ERROR(begin_step(b));
   ZINC_ASSIGN_OR_RETURN(vulkan::Executor * ex, vk_executor(b.shape()));
-  ZINC_ASSIGN_OR_RETURN(auto timings, ex->profile(b, *cache_));
+  ZINC_ASSIGN_OR_RETURN(auto timings, ex->profile(b, *cache_, mode));
   end_step(b);
   return timings;
 }

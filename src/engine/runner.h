@@ -95,7 +95,9 @@ class Runner {
   // Vulkan only: one step of `tokens` (a decode token or a prefill chunk of at most max_batch)
   // for `seq`, logits of the last only, with a GPU timestamp after every op (the sequence
   // advances as with decode()).
-  Result<std::vector<vulkan::OpTiming>> profile_step(kv::SeqId seq, std::span<const int32_t> tokens);
+  Result<std::vector<vulkan::OpTiming>> profile_step(
+      kv::SeqId seq, std::span<const int32_t> tokens,
+      vulkan::Executor::ProfileMode mode = vulkan::Executor::ProfileMode::kOps);
 
   // The executor for a shape (built on first use; at most kMaxExecutors are kept). The reference
   // is valid until the next call that builds another shape.

@@ -160,6 +160,12 @@ ops::Activations Executor::act(graph::BufferId id) const {
 void Executor::barrier(Commands& cmd) {
   cmd.compute_barrier();
   ++n_barriers_;
+  if (stage_pool_ && !stage_ops_.empty() && profile_names_[1].size() + 1 < stage_pool_->count()) {
+    profile_kinds_[1].push_back("stage");
+    profile_names_[1].push_back(std::move(stage_ops_));
+    cmd.write_timestamp(stage_pool_->handle(), uint32_t(profile_names_[1].size()));
+    stage_ops_.clear();
+  }
   pending_reads_.clear();
   pending_writes_.clear();
 }
@@ -173,7 +179,8 @@ void Executor::access(Commands& cmd, std::span<const Range> reads, std::span<con
   pending_writes_.insert(pending_writes_.end(), writes.begin(), writes.end());
 }
 
-Status Executor::record(Commands& cmd, Readback readback, TimestampPool* timestamps, int chain_slot) {
+Status Executor::record(Commands& cmd, Readback readback, TimestampPool* timestamps, int chain_slot,
+                        ProfileMode mode) {
   ZINC_RETURN_IF_ERROR(cmd.begin());
   pending_reads_.clear();
   pending_writes_.clear();
@@ -190,10 +197,14 @@ Status Executor::record(Commands& cmd, Readback readback, TimestampPool* timesta
     cmd.write_timestamp(step_timer_->handle(), timer_query);
   }
   uint32_t index = 0;
+  const bool op_times = timestamps && mode == ProfileMode::kOps;
+  const int pm = mode == ProfileMode::kOps ? 0 : 1;
   if (timestamps) {
-    profile_kinds_.clear();
-    profile_names_.clear();
+    profile_kinds_[pm].clear();
+    profile_names_[pm].clear();
   }
+  stage_pool_ = timestamps && !op_times ? timestamps : nullptr;
+  stage_ops_.clear();
   const auto& ops = graph_.ops();
   for (size_t i = 0; i < ops.size();) {
     if (skipped_ops_.count(i)) {
@@ -210,18 +221,25 @@ Status Executor::record(Commands& cmd, Readback readback, TimestampPool* timesta
     if (const auto sd = shared_downs_.find(i); sd != shared_downs_.end()) s = record_op(cmd, sd->second.gate_up);
     if (s.ok()) s = f ? record_rope_kv(cmd, *f) : record_op(cmd, i);
     if (!s.ok()) return error("%s (%s): %s", ops[i].name.c_str(), graph::op_kind_name(ops[i].params), s.message().c_str());
-    if (timestamps) {
+    if (stage_pool_) {
+      if (const auto sd = shared_downs_.find(i); sd != shared_downs_.end())
+        stage_ops_ += (stage_ops_.empty() ? "" : "+") + ops[sd->second.gate_up].name;
+      stage_ops_ += (stage_ops_.empty() ? "" : "+") + ops[f ? f->rope_q : i].name;
+    }
+    if (op_times) {
       cmd.compute_barrier();
       pending_reads_.clear();
       pending_writes_.clear();
       cmd.write_timestamp(timestamps->handle(), ++index);
       const char* kind = !f ? graph::op_kind_name(ops[i].params)
                             : (f->q_norm || f->k_norm ? "norm_rope_kv_write" : "rope_kv_write");
-      profile_kinds_.push_back(kind);
-      profile_names_.push_back(ops[f ? f->rope_q : i].name);
+      profile_kinds_[0].push_back(kind);
+      profile_names_[0].push_back(ops[f ? f->rope_q : i].name);
     }
     i += f ? f->n_ops : 1;
   }
+  if (stage_pool_) barrier(cmd);  // closes the last stage
+  stage_pool_ = nullptr;
   cmd.barrier();
   const graph::Buffer& out = graph_.buffer(graph_.output());
   if (readback == Readback::kLogits) {
@@ -435,20 +453,22 @@ std::span<const int32_t> Executor::argmax() const {
   return {static_cast<const int32_t*>(ids_->mapped()), size_t(graph_.buffer(graph_.output()).rows)};
 }
 
-Result<std::vector<OpTiming>> Executor::profile(const graph::Batch& batch, const kv::Cache& cache) {
+Result<std::vector<OpTiming>> Executor::profile(const graph::Batch& batch, const kv::Cache& cache, ProfileMode mode) {
   ZINC_RETURN_IF_ERROR(write_step(batch, cache));
   ZINC_RETURN_IF_ERROR(zero_new_states(batch));
-  if (!profile_cmd_) {
-    ZINC_ASSIGN_OR_RETURN(timestamps_, TimestampPool::create(kernels_.device(), uint32_t(graph_.ops().size() + 1)));
+  const int pm = mode == ProfileMode::kOps ? 0 : 1;
+  if (!profile_cmd_[pm]) {
+    // A stage holds at least one op: at most ops + 1 timestamps either way.
+    ZINC_ASSIGN_OR_RETURN(timestamps_[pm], TimestampPool::create(kernels_.device(), uint32_t(graph_.ops().size() + 2)));
     ZINC_ASSIGN_OR_RETURN(auto c, Commands::create(kernels_.device()));
-    ZINC_RETURN_IF_ERROR(record(*c, Readback::kArgmax, timestamps_.get()));
-    profile_cmd_ = std::move(c);
+    ZINC_RETURN_IF_ERROR(record(*c, Readback::kArgmax, timestamps_[pm].get(), -1, mode));
+    profile_cmd_[pm] = std::move(c);
   }
-  ZINC_RETURN_IF_ERROR(profile_cmd_->submit_and_wait());
+  ZINC_RETURN_IF_ERROR(profile_cmd_[pm]->submit_and_wait());
   std::vector<OpTiming> out;
-  for (size_t i = 0; i < profile_kinds_.size(); ++i) {
-    ZINC_ASSIGN_OR_RETURN(double ns, timestamps_->elapsed_ns(uint32_t(i), uint32_t(i + 1)));
-    out.push_back({profile_kinds_[i], profile_names_[i], ns});
+  for (size_t i = 0; i < profile_kinds_[pm].size(); ++i) {
+    ZINC_ASSIGN_OR_RETURN(double ns, timestamps_[pm]->elapsed_ns(uint32_t(i), uint32_t(i + 1)));
+    out.push_back({profile_kinds_[pm][i], profile_names_[pm][i], ns});
   }
   return out;
 }

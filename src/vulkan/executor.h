@@ -71,8 +71,14 @@ class Executor {
   Status wait_chained(int slot);
   int32_t chained_argmax(int slot) const;
 
-  // The step again with a barrier and a timestamp after every op: GPU time per op, in graph order.
-  Result<std::vector<OpTiming>> profile(const graph::Batch& batch, const kv::Cache& cache);
+  // The step again with a timestamp after every op: GPU time per op, in graph order.
+  // kOps: a barrier after every op too (each op's own time). kStages: the step's own barriers
+  // only, a timestamp after each: GPU time per stage (the ops between two barriers, which run
+  // concurrently; kind "stage", name the stage's op names joined by '+', an op listed where it
+  // ends); the stages add up to the step's GPU time.
+  enum class ProfileMode { kOps, kStages };
+  Result<std::vector<OpTiming>> profile(const graph::Batch& batch, const kv::Cache& cache,
+                                        ProfileMode mode = ProfileMode::kOps);
 
   // Tests and graph inputs: copy a float buffer's contents to / from the device.
   Status write_buffer(graph::BufferId id, std::span<const float> data);
@@ -82,7 +88,9 @@ class Executor {
   Executor(Kernels& k, ModelWeights& w, const KvPool& kv) : kernels_(k), weights_(w), kv_(kv) {}
   Status plan();
   // chain_slot >= 0: the chained recording of that staging slot (submit_chained).
-  Status record(Commands& cmd, Readback readback, TimestampPool* timestamps, int chain_slot = -1);
+  // With timestamps: the profile recording of `mode`.
+  Status record(Commands& cmd, Readback readback, TimestampPool* timestamps, int chain_slot = -1,
+                ProfileMode mode = ProfileMode::kOps);
   Status record_op(Commands& cmd, size_t index);
   Status record_matmul(Commands& cmd, size_t index, const graph::Matmul& m);  // executor_matmul.cc
   // MoE and hybrid ops (executor_moe.cc).
@@ -174,13 +182,16 @@ class Executor {
   std::vector<RopeTable> rope_tables_;
   uint32_t n_splits_ = 1;
   uint64_t step_words_ = 0, ids_slot_bytes_ = 0;  // one slot of step_host_ / ids_, each holding two
-  std::unique_ptr<Commands> logits_cmd_, argmax_cmd_, profile_cmd_, chain_cmd_[2];
-  std::unique_ptr<TimestampPool> timestamps_;
+  std::unique_ptr<Commands> logits_cmd_, argmax_cmd_, profile_cmd_[2], chain_cmd_[2];
+  std::unique_ptr<TimestampPool> timestamps_[2];  // by ProfileMode
   // Two queries around run()'s recordings, then two around each chained slot's.
   std::unique_ptr<TimestampPool> step_timer_;
   uint32_t last_timer_query_ = 0;
-  std::vector<std::string> profile_kinds_;  // what each timed dispatch group ran
-  std::vector<std::string> profile_names_;  // and the name of its (first) graph op
+  std::vector<std::string> profile_kinds_[2];  // by ProfileMode: what each timed dispatch group ran
+  std::vector<std::string> profile_names_[2];  // and the name of its (first) graph op
+  // While a stage profile records: its pool, and the ops recorded since the last barrier.
+  TimestampPool* stage_pool_ = nullptr;
+  std::string stage_ops_;
   std::vector<std::pair<uint64_t, uint64_t>> pending_reads_, pending_writes_;
   uint32_t n_barriers_ = 0;
   std::map<int32_t, DeferredNorm> deferred_norms_;    // by the index of the norm's output buffer

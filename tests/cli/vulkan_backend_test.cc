@@ -47,6 +47,10 @@ TEST(VulkanBackend, BenchProfilesPrefillAndDecode) {
   EXPECT_NE(out.find("decode step at depth 17"), std::string::npos) << out;
   EXPECT_NE(out.find("| matrix product | calls |"), std::string::npos) << out;
   EXPECT_NE(out.find("| ffn_down | 5 |"), std::string::npos) << out;
+  // The decode step as it runs: stories260K's 5 layers of 6 stages (its RoPE and KV store are a
+  // dispatch: heads of 8 are too small for the matvec epilogue), the embedding, output norm, head.
+  EXPECT_NE(out.find("decode step at depth 17 as it runs: 33 stages"), std::string::npos) << out;
+  EXPECT_NE(out.find("| attn_q+attn_k+attn_v | 5 |"), std::string::npos) << out;
   EXPECT_NE(out.find("| vulkan |"), std::string::npos) << out;
 }
 

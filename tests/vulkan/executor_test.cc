@@ -370,6 +370,18 @@ void check_rope_kv_epilogues(graph::RopeMode mode, int32_t n_rot, int32_t dk, bo
   for (const OpTiming& t : *timings)
     for (const char* kind : {"rope_kv_write", "norm_rope_kv_write", "rope", "kv_write", "qk_norm"})
       EXPECT_NE(t.kind, kind);
+  // As the step runs: the input norm (its input, the graph's input, dies there, so the matvecs
+  // cannot defer it), q, k and v in one stage (no barrier between them), the attention, the output
+  // product.
+  auto stages = (*vk3)->profile({tok3, pos3, seq3, seq3}, *h.cache, Executor::ProfileMode::kStages);
+  ASSERT_TRUE(stages.ok()) << stages.status().message();
+  std::vector<std::string> names;
+  for (const OpTiming& t : *stages) {
+    EXPECT_EQ(t.kind, "stage");
+    EXPECT_GE(t.ns, 0.0);
+    names.push_back(t.name);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"norm", "wq+wk+wv", "att", "wo"}));
 }
 
 TEST(VulkanExecutor, RopeKvEpiloguesMatchCpu) {
