@@ -33,6 +33,25 @@ uint32_t default_rows(const WeightFormat& f) {
   return f.q_bytes > 32 ? 2 : 4;  // F16, BF16, F32: 64-128 bytes of codes per group and row
 }
 
+// Why the epilogue cannot serve these heads of w, or null.
+const char* rope_kv_refusal(const OutputRopeKv& e, const WeightBuffer& w) {
+  if (!e.step || !e.step->buffer) return "no step data";
+  if (e.head_dim == 0 || e.head_dim % 2 != 0 || w.rows() % e.head_dim != 0) return "rows are not whole heads of even size";
+  if (2 * e.n_pairs > e.head_dim) return "more pairs than the head has";
+  if (!e.per_head) {
+    if (!e.adjacent || e.norm_weight) return "NEOX pairs or a norm need a workgroup per head";
+    return nullptr;
+  }
+  if (e.head_dim > OutputRopeKv::kMaxHeadDim) return "head past kMaxHeadDim";
+  if (w.chunks().size() != 1) return "a chunked matrix";
+  if (!e.counters.buffer) return "no head counters";
+  if (e.head_stride == 0) return nullptr;
+  if (e.head_stride % 2 != 0 || e.head_stride < e.head_dim || w.rows() % e.head_stride != 0)
+    return "rows are not whole head strides of at least the head";
+  if (e.pool && e.head_stride != e.head_dim) return "stored heads must be packed";
+  return nullptr;
+}
+
 }  // namespace
 
 Matvec::~Matvec() = default;
@@ -166,18 +185,11 @@ Status Matvec::record_pair(Commands& cmd, const WeightBuffer& w0, const WeightBu
     return error("matvec conv epilogue of %u taps%s", conv->taps, w1 || residual ? " with a pair or residual" : "");
   const OutputRopeKv* rope_kv = fusion.rope_kv;
   if (rope_kv) {
-    const StepData* st = rope_kv->step;
-    if (w1 || residual || conv || write_norm || !staged_for(w0.cols()) || !st || !st->buffer ||
-        rope_kv->head_dim == 0 || rope_kv->head_dim % 2 != 0 || w0.rows() % rope_kv->head_dim != 0 ||
-        2 * rope_kv->n_pairs > rope_kv->head_dim ||
-        (rope_kv->per_head && (rope_kv->head_dim > OutputRopeKv::kMaxHeadDim || w0.chunks().size() != 1 ||
-                               !rope_kv->counters.buffer || rope_kv->head_stride % 2 != 0 ||
-                               (rope_kv->head_stride && (rope_kv->head_stride < rope_kv->head_dim ||
-                                                         w0.rows() % rope_kv->head_stride != 0 ||
-                                                         (rope_kv->pool && rope_kv->head_stride != rope_kv->head_dim))))) ||
-        (!rope_kv->per_head && (!rope_kv->adjacent || rope_kv->norm_weight)))
-      return error("matvec rope/KV epilogue: needs the staged kernel alone on packed heads (%lld rows, head dim %u, "
-                   "%u pairs)", (long long)w0.rows(), rope_kv->head_dim, rope_kv->n_pairs);
+    if (w1 || residual || conv || write_norm || !staged_for(w0.cols()))
+      return error("matvec rope/KV epilogue: needs the staged kernel alone (no pair, residual, conv or normalised x out)");
+    if (const char* why = rope_kv_refusal(*rope_kv, w0))
+      return error("matvec rope/KV epilogue on %lld rows (head dim %u, stride %u, %u pairs): %s", (long long)w0.rows(),
+                   rope_kv->head_dim, rope_kv->head_stride, rope_kv->n_pairs, why);
   }
   for (size_t i = 0; i < w0.chunks().size(); ++i) {
     const WeightChunk& c0 = w0.chunks()[i];
