@@ -90,13 +90,6 @@ Status Executor::plan() {
   ZINC_ASSIGN_OR_RETURN(attention_counters_, Buffer::create(device, counters, MemoryKind::kDeviceLocal));
   const uint64_t argmax_scratch = n_out <= ops::Argmax::kSlicedRows ? ops::Argmax::scratch_bytes(n_out) : 4;
   ZINC_ASSIGN_OR_RETURN(argmax_scratch_, Buffer::create(device, argmax_scratch, MemoryKind::kDeviceLocal));
-  ZINC_ASSIGN_OR_RETURN(zero_cmd_, Commands::create(device));
-  ZINC_RETURN_IF_ERROR(zero_cmd_->begin());
-  zero_cmd_->zero(*attention_counters_, 0, counters);
-  zero_cmd_->zero(*argmax_scratch_, 0, argmax_scratch);
-  zero_cmd_->barrier();
-  ZINC_RETURN_IF_ERROR(zero_cmd_->end());
-  ZINC_RETURN_IF_ERROR(zero_cmd_->submit_and_wait());
   auto align = [](uint64_t bytes) { return (bytes + kStepAlignBytes - 1) / kStepAlignBytes * kStepAlignBytes; };
   moe_tiles_offset_ = align(moe_order);
   moe_expert_out_offset_ = align(moe_tiles_offset_ + moe_tiles);
@@ -128,7 +121,11 @@ Status Executor::plan() {
   ZINC_ASSIGN_OR_RETURN(ids_, Buffer::create(device, 2 * ids_slot_bytes_, MemoryKind::kHostVisible));
   plan_fusions();
   ZINC_ASSIGN_OR_RETURN(head_counters_, Buffer::create(device, 4 * head_counter_words_, MemoryKind::kDeviceLocal));
+  // The counters the kernels leave at zero start at zero.
+  ZINC_ASSIGN_OR_RETURN(zero_cmd_, Commands::create(device));
   ZINC_RETURN_IF_ERROR(zero_cmd_->begin());
+  zero_cmd_->zero(*attention_counters_, 0, counters);
+  zero_cmd_->zero(*argmax_scratch_, 0, argmax_scratch);
   zero_cmd_->zero(*head_counters_, 0, 4 * head_counter_words_);
   zero_cmd_->barrier();
   ZINC_RETURN_IF_ERROR(zero_cmd_->end());

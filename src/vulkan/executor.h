@@ -138,7 +138,7 @@ class Executor {
   Status record_rope_kv(Commands& cmd, const RopeKvFusion& f);
   // A RopeKvFusion done in the epilogues of the matvecs producing q (rotated), k (rotated and
   // stored) and v (stored): no dispatch of its own. With QK norms or pairs other than adjacent,
-  // the q and k matvecs take a workgroup per head (per_head).
+  // the q and k matvecs finish each head in the last workgroup of its rows (per_head).
   struct RopeKvEpilogue {
     const graph::RopeParams* rope = nullptr;  // null: no rotation (v)
     int32_t head_dim = 0;

@@ -170,7 +170,8 @@ void Executor::plan_rope_kv_epilogues() {
   for (const auto& [first, f] : rope_kv_) {
     const auto& q = std::get<graph::Rope>(ops[f.rope_q].params);
     const auto& w = std::get<graph::KvWrite>(ops[f.kv_write].params);
-    // Adjacent pairs without norms: each subgroup's row pair; else a workgroup per head.
+    // Adjacent pairs without norms: each subgroup's row pair; else per head (the last
+    // workgroup of a head's rows finishes it).
     const bool per_head = f.q_norm || f.k_norm || q.params.mode != graph::RopeMode::kNorm;
     if (!kv_.layer(w.kv_layer).f16 || (per_head && q.heads.head_dim > int32_t(ops::OutputRopeKv::kMaxHeadDim)))
       continue;

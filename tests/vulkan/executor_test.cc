@@ -390,7 +390,7 @@ TEST(VulkanExecutor, RopeKvEpiloguesMatchCpu) {
   check_rope_kv_epilogues(RopeMode::kNorm, 64, 64);
   check_rope_kv_epilogues(RopeMode::kNorm, 32, 64);    // partial rotary
   check_rope_kv_epilogues(RopeMode::kNorm, 128, 128);  // Llama-3's head dim
-  // A workgroup per head: the QK norms (Qwen3) or NEOX pairs.
+  // Per head (the last workgroup of a head's rows finishes it): the QK norms (Qwen3) or NEOX pairs.
   check_rope_kv_epilogues(RopeMode::kNeox, 128, 128, true);  // Qwen3's head dim
   check_rope_kv_epilogues(RopeMode::kNeox, 32, 64, true);
   check_rope_kv_epilogues(RopeMode::kNeox, 64, 64);

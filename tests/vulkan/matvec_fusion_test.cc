@@ -250,7 +250,7 @@ TEST(VulkanMatvecRopeKv, RefusesArgumentsItCannotServe) {
   refused(e, nullptr, "no step data");
   e = ok;
   e.adjacent = false;
-  refused(e, nullptr, "NEOX pairs without a workgroup per head");
+  refused(e, nullptr, "NEOX pairs without the per-head epilogue");
   refused(ok, &ay, "with a residual");
   auto bcounters = host_buffer({}, 64);
   ops::OutputRopeKv head = ok;
@@ -262,7 +262,7 @@ TEST(VulkanMatvecRopeKv, RefusesArgumentsItCannotServe) {
   });
   e = head;
   e.counters = {};
-  refused(e, nullptr, "a workgroup per head without counters");
+  refused(e, nullptr, "the per-head epilogue without counters");
   e = head;
   e.head_stride = 96;  // 128 rows are not whole strides
   refused(e, nullptr, "rows not whole head strides");

@@ -39,7 +39,7 @@ const char* rope_kv_refusal(const OutputRopeKv& e, const WeightBuffer& w) {
   if (e.head_dim == 0 || e.head_dim % 2 != 0 || w.rows() % e.head_dim != 0) return "rows are not whole heads of even size";
   if (2 * e.n_pairs > e.head_dim) return "more pairs than the head has";
   if (!e.per_head) {
-    if (!e.adjacent || e.norm_weight) return "NEOX pairs or a norm need a workgroup per head";
+    if (!e.adjacent || e.norm_weight) return "NEOX pairs or a norm need the per-head epilogue";
     return nullptr;
   }
   if (e.head_dim > OutputRopeKv::kMaxHeadDim) return "head past kMaxHeadDim";

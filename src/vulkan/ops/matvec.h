@@ -71,8 +71,8 @@ struct OutputConv {
 // chunk, head_dim <= kMaxHeadDim), so that the head is first normalised (graph::QkNorm:
 // norm_weight of head_dim floats) and its pairs may be (i, i + n_pairs) (NEOX, IMROPE: adjacent
 // false). Heads start every head_stride rows (0: head_dim; rows past a head's head_dim are
-// written unchanged; only packed heads are stored); the workgroups meet in `counters`: words
-// counter_word .. + counter_words(n_tokens) of the range, zero and left zero, used by no
+// written unchanged; only packed heads are stored); the workgroups meet in `counters`: n_tokens x
+// (rows / head_stride) words from word counter_word of the range, zero and left zero, used by no
 // concurrent dispatch.
 struct OutputRopeKv {
   const StepData* step = nullptr;
@@ -86,10 +86,6 @@ struct OutputRopeKv {
   BufferRange counters;
   uint32_t counter_word = 0;
   static constexpr uint32_t kMaxHeadDim = 256;  // shaders/matvec_rope_kv.glsl
-  // Counter words a per-head product of `rows` output rows needs.
-  uint64_t counter_words(uint32_t n_tokens, uint64_t rows) const {
-    return uint64_t(n_tokens) * (rows / (head_stride ? head_stride : head_dim));
-  }
 };
 
 // What a matvec fuses around the product; at most one of norm and gated, one of conv and rope_kv.
