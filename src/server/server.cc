@@ -1,10 +1,14 @@
 #include "server/server.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <chrono>
+#include <cstring>
 #include <random>
 #include <thread>
 
@@ -21,6 +25,7 @@ struct Server::Impl {
   GenerationContext ctx;
   httplib::Server http;
   std::thread thread;
+  int listen_socket = -1;
   int port = -1;
   bool started = false;
 };
@@ -66,6 +71,10 @@ Server::Server(const tokenizer::Tokenizer& tok, const chat::ChatFormat& format, 
   im.http.set_payload_max_length(o.max_body_bytes);
   im.http.set_read_timeout(std::chrono::seconds(30));
   im.http.set_write_timeout(std::chrono::seconds(30));
+  im.http.set_socket_options([&im](int sock) {
+    httplib::default_socket_options(sock);
+    im.listen_socket = sock;  // httplib tries one socket per address; the last tried is the one bound
+  });
   const bool loopback = is_loopback_host(o.host);
 
   im.http.set_pre_routing_handler([&ctx, loopback](const httplib::Request& req, httplib::Response& res) {
@@ -132,6 +141,16 @@ Status Server::start() {
     im.port = im.http.bind_to_port(o.host, o.port) ? o.port : -1;
   }
   if (im.port <= 0) return error("cannot listen on %s:%d (address in use or not local?)", o.host.c_str(), o.port);
+  // httplib listens with a backlog of 5 (CPPHTTPLIB_LISTEN_BACKLOG, compiled into libcpp-httplib).
+  // More clients than that connecting at once, before the accept thread takes them, overflow the
+  // kernel's accept queue: it drops their SYNs (the client retries a second later) or, past its
+  // syncookie fallback, resets connections the client already sent its request on. listen() again
+  // on the bound socket raises the backlog.
+  if (::listen(im.listen_socket, SOMAXCONN) != 0) {
+    const int e = errno;
+    ::close(im.listen_socket);
+    return error("cannot listen on %s:%d: %s", o.host.c_str(), im.port, std::strerror(e));
+  }
   std::signal(SIGPIPE, SIG_IGN);  // a client that hangs up is a failed write, not the end of the process
   im.started = true;
   im.thread = std::thread([&im] { im.http.listen_after_bind(); });

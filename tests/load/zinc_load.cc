@@ -5,7 +5,10 @@
 // when the model is missing.
 //
 //   zinc_load --zinc build/zinc --model ../shared/models/stories260K.gguf --clients 16 --parallel 4 --seconds 60
-// (--rounds N repeats the load on the same server and prints its RSS after each round)
+// (--rounds N repeats the load on the same server and prints its RSS after each round; --burst-ms MS
+// starts each round with the server stopped for MS while every client connects, so the kernel must
+// hold the whole burst of connections until the server accepts them; their first time to first
+// token includes the stop)
 #include <arpa/inet.h>
 #include <httplib.h>
 #include <netinet/in.h>
@@ -32,7 +35,7 @@ using Clock = std::chrono::steady_clock;
 
 struct Options {
   std::string zinc = "build/zinc", model, host = "127.0.0.1";
-  int port = 0, clients = 16, parallel = 4, seconds = 60, max_tokens = 64, threads = 0, rounds = 1;
+  int port = 0, clients = 16, parallel = 4, seconds = 60, max_tokens = 64, threads = 0, rounds = 1, burst_ms = 0;
 };
 
 int free_port() {
@@ -62,9 +65,13 @@ struct Totals {
   std::string first_error;
 };
 
-void client_loop(const Options& o, int id, Clock::time_point deadline, Totals& t) {
+void client_loop(const Options& o, int id, Clock::time_point deadline, std::atomic<int>& ready, Totals& t) {
   httplib::Client c(o.host, o.port);
   c.set_read_timeout(std::chrono::seconds(120));
+  // A loopback connect takes microseconds unless the server's kernel dropped the SYN (its accept
+  // queue was full); the retry comes a second later, so a slower connect counts as an error.
+  c.set_connection_timeout(std::chrono::milliseconds(500));
+  ready.fetch_add(1);
   int round = 0;
   while (Clock::now() < deadline) {
     nlohmann::json body = {{"prompt", "Once upon a time, there was a little " + std::string(id % 2 ? "dog" : "girl") + " named " +
@@ -119,6 +126,13 @@ void client_loop(const Options& o, int id, Clock::time_point deadline, Totals& t
   }
 }
 
+// --burst-ms: the server stays stopped until every client is about to connect, and MS longer.
+void resume_after_burst(pid_t server, const std::atomic<int>& ready, const Options& o) {
+  while (ready.load() < o.clients) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(o.burst_ms));
+  kill(server, SIGCONT);
+}
+
 double percentile(std::vector<double> v, double p) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -139,8 +153,9 @@ int main(int argc, char** argv) {
     else if (k == "--max-tokens") o.max_tokens = std::stoi(v);
     else if (k == "--threads") o.threads = std::stoi(v);
     else if (k == "--rounds") o.rounds = std::stoi(v);
+    else if (k == "--burst-ms") o.burst_ms = std::stoi(v);
     else {
-      std::fprintf(stderr, "usage: zinc_load --zinc BIN --model GGUF [--clients 16] [--parallel 4] [--seconds 60] [--max-tokens 64] [--threads N] [--rounds 1]\n");
+      std::fprintf(stderr, "usage: zinc_load --zinc BIN --model GGUF [--clients 16] [--parallel 4] [--seconds 60] [--max-tokens 64] [--threads N] [--rounds 1] [--burst-ms 0]\n");
       return 2;
     }
   }
@@ -181,7 +196,10 @@ int main(int argc, char** argv) {
     const auto t0 = Clock::now();
     const auto deadline = t0 + std::chrono::seconds(o.seconds);
     std::vector<std::thread> threads;
-    for (int i = 0; i < o.clients; ++i) threads.emplace_back(client_loop, std::cref(o), i, deadline, std::ref(t));
+    std::atomic<int> ready{0};
+    if (o.burst_ms > 0) kill(pid, SIGSTOP);
+    for (int i = 0; i < o.clients; ++i) threads.emplace_back(client_loop, std::cref(o), i, deadline, std::ref(ready), std::ref(t));
+    if (o.burst_ms > 0) resume_after_burst(pid, ready, o);
     for (auto& th : threads) th.join();
     elapsed += std::chrono::duration<double>(Clock::now() - t0).count();
     std::this_thread::sleep_for(std::chrono::seconds(1));
