@@ -58,9 +58,9 @@ ZINC_REGISTER_COMMAND(devices, Command{"devices", "List the Vulkan devices and t
                   double(d.device_local_bytes) / (1 << 30), d.subgroup_size, d.min_subgroup_size, d.max_subgroup_size,
                   d.fp16 ? "yes" : "no", d.int8 ? "yes" : "no", d.int8_dot ? "yes" : "no", d.coopmat_nv ? "yes" : "no",
                   d.coopmat_khr ? "yes" : "no");
-      std::printf("   max buffer range %.0f MiB, max allocation %.0f MiB, shared memory %u KiB\n",
+      std::printf("   max buffer range %.0f MiB, max allocation %.0f MiB, shared memory %u KiB, shader clock %s\n",
                   double(d.max_storage_buffer_range) / (1 << 20), double(d.max_allocation_bytes) / (1 << 20),
-                  d.max_compute_shared_bytes / 1024);
+                  d.max_compute_shared_bytes / 1024, d.shader_clock ? "yes" : "no");
     }
     return 0;
   };

@@ -74,6 +74,14 @@ Result<std::unique_ptr<Device>> Device::create(const Instance& instance, int dev
     enable.pNext = &dot;
   }
   if (c.push_descriptors) exts.push_back("VK_KHR_push_descriptor");
+  VkPhysicalDeviceShaderClockFeaturesKHR clock{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
+  if (c.shader_clock) {
+    exts.push_back("VK_KHR_shader_clock");
+    clock.shaderSubgroupClock = VK_TRUE;
+    clock.shaderDeviceClock = VK_TRUE;
+    clock.pNext = enable.pNext;
+    enable.pNext = &clock;
+  }
   VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR exec_props{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
   if (c.pipeline_stats) {

@@ -56,7 +56,11 @@ DeviceCaps probe(const Api& api, VkPhysicalDevice pd, int index) {
   VkPhysicalDeviceShaderIntegerDotProductFeatures dot{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};
   const bool dot_known = c.has_extension("VK_KHR_shader_integer_dot_product") || p.apiVersion >= VK_API_VERSION_1_3;
-  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, dot_known ? &dot : nullptr};
+  VkPhysicalDeviceShaderClockFeaturesKHR clock{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
+  const bool clock_known = c.has_extension("VK_KHR_shader_clock");
+  if (clock_known) dot.pNext = &clock;
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+                                       dot_known ? static_cast<void*>(&dot) : clock_known ? &clock : nullptr};
   VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, &f12};
   VkPhysicalDeviceFeatures2 f{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f11};
   api.vkGetPhysicalDeviceFeatures2(pd, &f);
@@ -66,6 +70,7 @@ DeviceCaps probe(const Api& api, VkPhysicalDevice pd, int index) {
   c.coopmat_nv = c.has_extension("VK_NV_cooperative_matrix");
   c.coopmat_khr = c.has_extension("VK_KHR_cooperative_matrix");
   c.push_descriptors = c.has_extension("VK_KHR_push_descriptor");
+  c.shader_clock = clock_known && clock.shaderSubgroupClock && clock.shaderDeviceClock;
   const char* stats = std::getenv("ZINC_PIPELINE_STATS");
   c.pipeline_stats = stats && *stats && std::string_view(stats) != "0" &&
                      c.has_extension("VK_KHR_pipeline_executable_properties");

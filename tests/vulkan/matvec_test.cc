@@ -47,8 +47,11 @@ Reference reference(const Matrix& m, const std::vector<float>& x, uint32_t x_str
 
 // One op per configuration for the whole binary: lavapipe compiles each pipeline slowly.
 const Matvec* matvec_for(TensorType type, const MatvecOptions& o) {
-  static std::map<std::tuple<int, bool, bool, bool, bool, uint32_t, uint32_t, uint32_t>, std::unique_ptr<Matvec>> cache;
-  auto& slot = cache[{int(type), o.int8, o.swiglu, o.subgroup, o.staged, o.group_size, o.rows, o.k_slices}];
+  static std::map<std::tuple<int, bool, bool, bool, bool, uint32_t, uint32_t, uint32_t, const Buffer*>,
+                  std::unique_ptr<Matvec>>
+      cache;
+  auto& slot =
+      cache[{int(type), o.int8, o.swiglu, o.subgroup, o.staged, o.group_size, o.rows, o.k_slices, o.phase_clock}];
   if (!slot) {
     auto mv = Matvec::create(dev(), type, o);
     EXPECT_TRUE(mv.ok()) << mv.status().message();
@@ -246,6 +249,37 @@ TEST(VulkanMatvec, StagedAndUnstagedInt8) {
   check_matvec(TensorType::Q8_0, 60001, 64, 2, opt);
   opt.swiglu = true;
   check_matvec(TensorType::Q4_0, 30001, 64, 1, opt, 0, true);
+}
+
+// The staged kernel with its phases timed (bench/vulkan_phase_bench.cc) computes the same, and
+// every workgroup stores its phases in order: entry, x staged, its row passes, done.
+TEST(VulkanMatvec, PhaseClockTimesTheStagedKernel) {
+  ZINC_REQUIRE_VULKAN();
+  const DeviceCaps& caps = dev().caps();
+  if (!caps.shader_clock || !caps.int8_dot || !caps.subgroup_arithmetic) GTEST_SKIP() << "no shader clock";
+  constexpr uint32_t kMaxGroups = 64, kWords = ops::kPhaseClockBytes / 4;
+  auto clock = host_buffer({}, kMaxGroups * kWords);
+  MatvecOptions opt;
+  opt.phase_clock = clock.get();
+  check_matvec(TensorType::Q4_K, 300, 512, 1, opt, 0, false, true);
+  check_matvec(TensorType::Q6_K, 200, 768, 2, opt, 0, true);
+  const auto* w = static_cast<const uint32_t*>(clock->mapped());
+  auto reading = [&](uint32_t g, uint32_t phase, uint32_t clock_index) {
+    const uint32_t* r = w + g * kWords + 4 * phase + 2 * clock_index;
+    return uint64_t(r[0]) | uint64_t(r[1]) << 32;
+  };
+  uint32_t groups = 0;
+  while (groups < kMaxGroups && reading(groups, 0, 0) != 0) ++groups;
+  EXPECT_GT(groups, 1u);
+  for (uint32_t g = groups; g < kMaxGroups; ++g) EXPECT_EQ(reading(g, 0, 0), 0u) << "workgroup " << g;
+  for (uint32_t g = 0; g < groups; ++g)
+    for (uint32_t c = 0; c < 2; ++c) {
+      EXPECT_LE(reading(g, 0, c), reading(g, 1, c)) << "workgroup " << g << " staged before entry";
+      EXPECT_LE(reading(g, 1, c), reading(g, 2, c)) << "workgroup " << g << " pass 0 before staging";
+      EXPECT_LE(reading(g, 2, c), reading(g, 10, c)) << "workgroup " << g << " done before pass 0";
+    }
+  opt.phase_clock = clock.get();
+  EXPECT_FALSE(Matvec::create(dev(), TensorType::Q8_0, opt).ok()) << "Q8_0 has no timed variant";
 }
 
 // The shared-memory reductions (devices without subgroup arithmetic) and other workgroup shapes.

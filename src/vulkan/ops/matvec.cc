@@ -78,6 +78,10 @@ Result<std::unique_ptr<Matvec>> Matvec::create(const Device& device, TensorType 
                                                     {group_size, rows, options.swiglu ? 1u : 0u, min_sg}));
   const uint32_t steps = options.steps ? options.steps : 2;
   if (steps > 4) return error("matvec steps %u: at most 4", steps);
+  const bool clocked = options.phase_clock != nullptr;
+  if (clocked && !(caps.shader_clock && m->int8_ && sg && options.staged &&
+                   (type == TensorType::Q4_K || type == TensorType::Q6_K)))
+    return error("matvec phase clock: needs the staged int8 kernel for Q4_K or Q6_K and VK_KHR_shader_clock");
   if (m->int8_ && sg && options.staged) {
     m->subgroup_size_ = std::max<uint32_t>(caps.subgroup_size, 1);
     // 256 threads for up to 4096 columns, 512 above (fewer workgroups staging the long x).
@@ -90,8 +94,9 @@ Result<std::unique_ptr<Matvec>> Matvec::create(const Device& device, TensorType 
                                ? (caps.max_compute_shared_bytes - reserved) / kStagedBytesPerGroup : 0;
       const uint32_t groups = uint32_t(std::min<uint64_t>(max_groups, fit));
       if (groups < 32 || (!m->staged_.empty() && groups <= m->staged_.back().max_groups)) continue;
-      ZINC_ASSIGN_OR_RETURN(auto p, make_pipeline(device, "matvec_staged_" + shader_type_suffix(type), kBindings,
-                                                  sizeof(Push), {threads, groups, options.swiglu ? 1u : 0u, min_sg, steps}));
+      const std::string name = "matvec_staged_" + shader_type_suffix(type) + (clocked ? "_clock" : "");
+      ZINC_ASSIGN_OR_RETURN(auto p, make_pipeline(device, name, kBindings + (clocked ? 1 : 0), sizeof(Push),
+                                                  {threads, groups, options.swiglu ? 1u : 0u, min_sg, steps}));
       m->staged_.push_back({groups, threads, std::move(p)});
     }
   }
@@ -215,7 +220,7 @@ Status Matvec::record_pair(Commands& cmd, const WeightBuffer& w0, const WeightBu
               uint32_t(w0.rows() / 2), rope_kv ? rope_kv->step->positions : 0, rope_kv ? rope_kv->step->seq_ids : 0,
               rope_kv ? rope_kv->step->pages : 0, rope_kv ? rope_kv->step->max_pages : 0};
     const BufferRange norm_w = norm ? norm->weight : gated ? gated->weight : x.range;
-    const BufferRange buffers[kBindings] = {whole(*c0.buffer), whole(*c1.buffer), x.range, y.range,
+    const BufferRange buffers[kBindings + 1] = {whole(*c0.buffer), whole(*c1.buffer), x.range, y.range,
                                             residual ? residual->range : y.range, norm_w,
                                             gated ? gated->gate.range : x.range, conv ? conv->kernel : x.range,
                                             conv ? conv->slots.seq_ids : x.range, conv ? conv->slots.state : y.range,
@@ -223,7 +228,8 @@ Status Matvec::record_pair(Commands& cmd, const WeightBuffer& w0, const WeightBu
                                             rope_kv && rope_kv->pool ? whole(*rope_kv->pool) : y.range,
                                             rope_kv ? whole(*rope_kv->step->buffer) : x.range,
                                             rope_kv && rope_kv->norm_weight ? *rope_kv->norm_weight : x.range,
-                                            per_head ? rope_kv->counters : y.range};
+                                            per_head ? rope_kv->counters : y.range,
+                                            options_.phase_clock ? whole(*options_.phase_clock) : y.range};
     if (const Staged* staged = write_norm ? nullptr : staged_for(w0.cols())) {
       StagedShape shape = staged_shape(*staged, c0.rows);
       if (per_head && shape.rows_per_group / head_stride + 2 > kMaxHeadsPerWorkgroup)
@@ -232,12 +238,17 @@ Status Matvec::record_pair(Commands& cmd, const WeightBuffer& w0, const WeightBu
       push.rows_per_group = shape.rows_per_group;
       push.k_slices = shape.k_slices;
       const Grid grid = grid_for((c0.rows + push.rows_per_group - 1) / push.rows_per_group);
-      cmd.dispatch(*staged->pipeline, buffers, &push, sizeof push, grid.x, grid.y);
+      if (options_.phase_clock && options_.phase_clock->size_bytes() < kPhaseClockBytes * grid.x * grid.y)
+        return error("matvec phase clock of %llu bytes for %u workgroups",
+                     (unsigned long long)options_.phase_clock->size_bytes(), grid.x * grid.y);
+      const size_t n_buffers = kBindings + (options_.phase_clock ? 1 : 0);
+      cmd.dispatch(*staged->pipeline, std::span(buffers, n_buffers), &push, sizeof push, grid.x, grid.y);
       continue;
     }
     if (gated) return error("the gated input norm needs the staged kernel");
+    if (options_.phase_clock) return error("matvec phase clock: this product does not take the staged kernel");
     const Grid grid = grid_for((c0.rows + rows_per_group_ - 1) / rows_per_group_);
-    cmd.dispatch(*pipeline_, buffers, &push, sizeof push, grid.x, grid.y);
+    cmd.dispatch(*pipeline_, std::span(buffers, kBindings), &push, sizeof push, grid.x, grid.y);
   }
   return Status();
 }

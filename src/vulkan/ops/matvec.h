@@ -29,7 +29,11 @@ struct MatvecOptions {
   uint32_t rows = 0;        // rows per workgroup; 0: default (for the staged kernel, per shape)
   uint32_t k_slices = 0;    // staged kernel with `rows` set: subgroups per row step; 0: 1
   uint32_t steps = 0;       // staged kernel: groups per lane and row loaded ahead (1..4); 0: 2
+  // Staged kernel (Q4_K and Q6_K): time its phases into this buffer (shaders/phase_clock.glsl,
+  // kPhaseClockBytes a workgroup), for bench/vulkan_phase_bench.cc. Needs DeviceCaps::shader_clock.
+  const Buffer* phase_clock = nullptr;
 };
+inline constexpr uint64_t kPhaseClockBytes = 16 * 16;
 
 // RMS normalisation of x on the fly: x is used as x * weight / sqrt(mean(x^2) + eps), the mean
 // over the cols of the matrix; weight holds cols floats.

@@ -11,9 +11,16 @@
 // quantized, and each 32-group's scale and sums are then multiplied by the group's
 // 1 / sqrt(mean(x^2) + eps). Bit 2: the conv epilogue of matvec_conv.glsl (not with kPair).
 // Bits 5-9: the RoPE / KV store epilogues of matvec_rope_kv.glsl (not with kPair).
+// With PHASE_CLOCK, token 0's phases are timed (phase_clock.glsl, binding 15): 0 entry, 1 x
+// staged, 2 + i subgroup 0's row pass i done (i < 8), 10 all rows done.
 #extension GL_EXT_control_flow_attributes : enable
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
+#ifdef PHASE_CLOCK
+#extension GL_ARB_shader_clock : require
+#extension GL_EXT_shader_realtime_clock : require
+#define PHASE_CLOCK_BINDING 15
+#endif
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint kGroupSize = 128;
@@ -47,6 +54,7 @@ layout(push_constant) uniform Push {
 
 #include "matvec_conv.glsl"
 #include "matvec_rope_kv.glsl"
+#include "phase_clock.glsl"
 
 shared uvec4 s_xq[kMaxGroups * 2];  // int8 codes of x, 32 per group
 shared vec4 s_xf[kMaxGroups];       // scale, float sums of the halves, 0
@@ -106,6 +114,7 @@ float group_dot(Group gr, uint g) {
 }
 
 void main() {
+  phase_mark(0);
   init_codebook();
   const uint tid = gl_LocalInvocationID.x, lane = gl_SubgroupInvocationID;
   const uint row0 = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * p.rows_per_group;
@@ -127,6 +136,7 @@ void main() {
       if (subgroupElect()) s_ss[gl_SubgroupID] = s;
     }
     barrier();
+    if (t == 0) phase_mark(1);
     if (gated) {  // one invocation per norm group scales its 32-groups
       const uint per = p.norm_group / 32;
       for (uint ng = tid; ng * per < groups; ng += kGroupSize) {
@@ -225,8 +235,10 @@ void main() {
           if (vb) y[base + rb] = acc1 + (add ? residual[base + rb] : 0.0);
         }
       }
+      if (t == 0 && pass < 8) phase_mark(2 + pass);
     }
     if (head) finish_heads(t, row0, kv_row, kGroupSize);
     barrier();  // the staged x (and s_head) are replaced by the next token's
+    if (t == 0) phase_mark(10);
   }
 }
