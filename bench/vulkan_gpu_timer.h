@@ -8,11 +8,13 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <vector>
 
 #include "core/fp16.h"
+#include "core/quant.h"
 #include "vulkan/weights.h"  // Uploader
 #include "vulkan/commands.h"
 #include "vulkan/device.h"
@@ -57,6 +59,23 @@ struct BenchDevice {
     return uploader->upload(b, 0, {reinterpret_cast<const uint8_t*>(v.data()), v.size() * 4});
   }
 };
+
+// A rows x cols matrix of `type` as stored in GGUF: 64 random rows, repeated (the kernels' speed
+// does not depend on the values).
+inline std::vector<uint8_t> repeated_random_rows(TensorType type, int64_t rows, int64_t cols) {
+  const size_t rb = row_bytes(type, cols);
+  std::vector<float> src(static_cast<size_t>(cols));
+  std::mt19937 rng(1);
+  std::normal_distribution<float> nd;
+  std::vector<uint8_t> block(rb * 64);
+  for (int r = 0; r < 64; ++r) {
+    for (auto& v : src) v = nd(rng);
+    quantize_row(type, src.data(), block.data() + rb * r, cols);
+  }
+  std::vector<uint8_t> data(rb * size_t(rows));
+  for (int64_t r = 0; r < rows; ++r) std::memcpy(data.data() + rb * r, block.data() + rb * (r % 64), rb);
+  return data;
+}
 
 // Iterations of every GPU-timed benchmark. Their manual time is the GPU time of one op, a few
 // microseconds, so the library's minimum-time rule would run thousands of submissions (each a

@@ -7,7 +7,6 @@
 
 #include <cstdio>
 #include <algorithm>
-#include <cstring>
 #include <map>
 #include <random>
 
@@ -72,19 +71,9 @@ Context* context() {
 std::vector<std::unique_ptr<WeightBuffer>>& stacked(TensorType type, int64_t rows, int64_t cols, uint64_t* bytes) {
   static std::map<std::tuple<int, int64_t, int64_t>, std::vector<std::unique_ptr<WeightBuffer>>> cache;
   auto& v = cache[{int(type), rows, cols}];
-  const size_t rb = row_bytes(type, cols);
-  *bytes = rb * size_t(rows);
+  *bytes = row_bytes(type, cols) * size_t(rows);
   if (!v.empty()) return v;
-  std::vector<float> src(static_cast<size_t>(cols));
-  std::mt19937 rng(1);
-  std::normal_distribution<float> nd;
-  std::vector<uint8_t> block(rb * 64);
-  for (int r = 0; r < 64; ++r) {
-    for (auto& x : src) x = nd(rng);
-    quantize_row(type, src.data(), block.data() + rb * r, cols);
-  }
-  std::vector<uint8_t> data(rb * size_t(rows));
-  for (int64_t r = 0; r < rows; ++r) std::memcpy(data.data() + rb * r, block.data() + rb * (r % 64), rb);
+  const std::vector<uint8_t> data = repeated_random_rows(type, rows, cols);
   Context& c = *context();
   for (uint32_t i = 0; i < kLayers; ++i) {
     auto b = WeightBuffer::upload(*c.device, *c.uploader, type, rows, cols, data);

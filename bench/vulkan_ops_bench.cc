@@ -6,11 +6,8 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <map>
-#include <random>
 
-#include "core/quant.h"
 #include "vulkan/ops/elementwise.h"
 #include "vulkan/ops/gemm.h"
 #include "vulkan/ops/matvec.h"
@@ -47,18 +44,7 @@ const Weights& weights(TensorType type, int64_t rows, int64_t cols) {
   static std::map<std::tuple<int, int64_t, int64_t>, Weights> cache;
   Weights& w = cache[{int(type), rows, cols}];
   if (!w.copies.empty()) return w;
-  // 64 random rows, repeated: the kernels' speed does not depend on the values.
-  const size_t rb = row_bytes(type, cols);
-  std::vector<float> src(static_cast<size_t>(cols));
-  std::mt19937 rng(1);
-  std::normal_distribution<float> nd;
-  std::vector<uint8_t> block(rb * 64);
-  for (int r = 0; r < 64; ++r) {
-    for (auto& v : src) v = nd(rng);
-    quantize_row(type, src.data(), block.data() + rb * r, cols);
-  }
-  std::vector<uint8_t> data(rb * size_t(rows));
-  for (int64_t r = 0; r < rows; ++r) std::memcpy(data.data() + rb * r, block.data() + rb * (r % 64), rb);
+  const std::vector<uint8_t> data = repeated_random_rows(type, rows, cols);
   w.bytes = data.size();
   // Well past a 50 MiB L2, within a small GPU's memory.
   const uint64_t target = std::min<uint64_t>(512ull << 20, context()->device->caps().device_local_bytes / 32);

@@ -9,12 +9,9 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
-#include <random>
 #include <string>
 #include <vector>
 
-#include "core/quant.h"
 #include "vulkan/ops/matvec.h"
 #include "vulkan_gpu_timer.h"
 
@@ -49,17 +46,7 @@ Context* context() {
 // Copies of a random rows x cols matrix, together past a 50 MiB L2 (at least 4).
 std::vector<std::unique_ptr<WeightBuffer>> weight_copies(TensorType type, int64_t rows, int64_t cols) {
   Context& c = *context();
-  const size_t rb = row_bytes(type, cols);
-  std::vector<float> src(static_cast<size_t>(cols));
-  std::mt19937 rng(3);
-  std::normal_distribution<float> nd;
-  std::vector<uint8_t> block(rb * 64);
-  for (int r = 0; r < 64; ++r) {
-    for (auto& v : src) v = nd(rng);
-    quantize_row(type, src.data(), block.data() + rb * r, cols);
-  }
-  std::vector<uint8_t> data(rb * size_t(rows));
-  for (int64_t r = 0; r < rows; ++r) std::memcpy(data.data() + rb * r, block.data() + rb * (r % 64), rb);
+  const std::vector<uint8_t> data = repeated_random_rows(type, rows, cols);
   const size_t n = std::max<size_t>(4, (128ull << 20) / data.size() + 1);
   std::vector<std::unique_ptr<WeightBuffer>> copies;
   for (size_t i = 0; i < n; ++i) {
