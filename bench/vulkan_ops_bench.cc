@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <random>
 
 #include "vulkan/ops/elementwise.h"
 #include "vulkan/ops/gemm.h"
@@ -64,6 +65,7 @@ const Weights& weights(TensorType type, int64_t rows, int64_t cols) {
 
 struct Shaping {
   uint32_t group_size = 0, rows_per_group = 0, k_slices = 0, steps = 0;
+  bool prequantized_x = false;  // x as Matvec::prequantize_x's records of random values
 };
 
 void BM_Matvec(benchmark::State& state, TensorType type, int64_t rows, int64_t cols, bool int8, bool swiglu,
@@ -77,8 +79,19 @@ void BM_Matvec(benchmark::State& state, TensorType type, int64_t rows, int64_t c
   opt.rows = shaping.rows_per_group;
   opt.k_slices = shaping.k_slices;
   opt.steps = shaping.steps;
+  opt.prequantized_x = shaping.prequantized_x;
   auto mv = ops::Matvec::create(*c.device, type, opt);
   if (!mv.ok()) return state.SkipWithError(mv.status().message().c_str());
+  if (opt.prequantized_x) {
+    std::vector<float> xf(static_cast<size_t>(cols));
+    std::mt19937 rng(5);
+    std::normal_distribution<float> nd;
+    for (float& v : xf) v = nd(rng);
+    const auto records = ops::Matvec::prequantize_x(xf.data(), 1, uint32_t(cols), uint32_t(cols), nullptr);
+    const Status up =
+        c.uploader->upload(*c.x, 0, {reinterpret_cast<const uint8_t*>(records.data()), records.size() * 4});
+    if (!up.ok()) return state.SkipWithError(up.message().c_str());
+  }
   if (int8 && !(*mv)->uses_int8()) return state.SkipWithError("no int8 path here");
   const Weights& w = weights(type, rows, cols);
   const uint32_t n = uint32_t(w.copies.size());
@@ -138,6 +151,14 @@ int register_all() {
                                                BM_Matvec, t, s.rows, s.cols, int8, false, Shaping{}));
     gpu_timed(benchmark::RegisterBenchmark(("matvec_swiglu/" + tn + "/gate_up_14336x4096").c_str(), BM_Matvec, t, 14336,
                                            4096, true, true, Shaping{}));
+    // The staged kernel reading x prequantized (no staging) against the plain one above.
+    Shaping px;
+    px.prequantized_x = true;
+    for (const Shape& s : kShapes)
+      gpu_timed(benchmark::RegisterBenchmark(("matvec_px/" + tn + "/" + s.name).c_str(), BM_Matvec, t, s.rows, s.cols,
+                                             true, false, px));
+    gpu_timed(benchmark::RegisterBenchmark(("matvec_swiglu_px/" + tn + "/gate_up_14336x4096").c_str(), BM_Matvec, t,
+                                           14336, 4096, true, true, px));
   }
   for (uint32_t n : {2048u, 65536u})
     gpu_timed(benchmark::RegisterBenchmark(("floor/add_" + std::to_string(n)).c_str(), BM_DispatchFloor, n));

@@ -4,11 +4,14 @@
 // last-level cache, as in a decode step. Per case it prints, in microseconds from the first
 // workgroup's start (device clock): when workgroups start (median, last), how long staging x
 // takes and each row pass (medians, from the multiprocessor clock), and when workgroups end
-// (median, last). The manual time is the last workgroup's end.
+// (median, last). The manual time is the last workgroup's end. Cases ending in _px read x
+// prequantized (MatvecOptions::prequantized_x), so their staging is only the phase marks.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -37,7 +40,7 @@ Context* context() {
     const uint64_t clock_bytes = ops::kPhaseClockBytes * kMaxWorkgroups;
     r->clock = std::move(Buffer::create(d, clock_bytes, MemoryKind::kDeviceLocal).value());
     r->clock_host = std::move(Buffer::create(d, clock_bytes, MemoryKind::kHostVisible).value());
-    if (!r->upload_random(*r->x, 1).ok() || !r->upload_random(*r->norm, 2).ok()) r->device.reset();
+    if (!r->upload_random(*r->norm, 2).ok()) r->device.reset();
     return r;
   }();
   return c;
@@ -108,15 +111,27 @@ Summary summarize(const std::vector<Phases>& wgs) {
 
 enum class Input { kNorm, kResidual };
 
-void BM_Phases(benchmark::State& state, TensorType type, int64_t rows, int64_t cols, bool swiglu, Input input) {
+void BM_Phases(benchmark::State& state, TensorType type, int64_t rows, int64_t cols, bool swiglu, Input input,
+               bool prequantized_x) {
   Context& c = *context();
   if (!c.device) return state.SkipWithError("no Vulkan device");
   if (!c.device->caps().shader_clock) return state.SkipWithError("no VK_KHR_shader_clock");
   ops::MatvecOptions opt;
   opt.swiglu = swiglu;
   opt.phase_clock = c.clock.get();
+  opt.prequantized_x = prequantized_x;
   auto mv = ops::Matvec::create(*c.device, type, opt);
   if (!mv.ok()) return state.SkipWithError(mv.status().message().c_str());
+  // x: random floats, or their records (on the device alike, for either kind of case).
+  std::vector<float> xf(static_cast<size_t>(cols));
+  std::mt19937 rng(7);
+  std::normal_distribution<float> nd;
+  for (float& v : xf) v = nd(rng);
+  std::vector<uint32_t> words(xf.size());
+  std::memcpy(words.data(), xf.data(), xf.size() * 4);
+  if (prequantized_x) words = ops::Matvec::prequantize_x(xf.data(), 1, uint32_t(cols), uint32_t(cols), nullptr);
+  const Status up = c.uploader->upload(*c.x, 0, {reinterpret_cast<const uint8_t*>(words.data()), words.size() * 4});
+  if (!up.ok()) return state.SkipWithError(up.message().c_str());
   if (!(*mv)->uses_staged(cols)) return state.SkipWithError("no staged kernel for these columns");
   const auto copies = weight_copies(type, rows, cols);
   if (copies.size() < 2) return state.SkipWithError("weight upload failed");
@@ -187,12 +202,13 @@ const Case kCases[] = {
 };
 
 [[maybe_unused]] const bool registered = [] {
-  for (const Case& k : kCases)
-    benchmark::RegisterBenchmark((std::string("phases/") + k.name).c_str(), BM_Phases, k.type, k.rows, k.cols,
-                                 k.swiglu, k.input)
-        ->UseManualTime()
-        ->Iterations(5)
-        ->Unit(benchmark::kMicrosecond);
+  for (bool px : {false, true})
+    for (const Case& k : kCases)
+      benchmark::RegisterBenchmark((std::string("phases/") + k.name + (px ? "_px" : "")).c_str(), BM_Phases, k.type,
+                                   k.rows, k.cols, k.swiglu, k.input, px)
+          ->UseManualTime()
+          ->Iterations(5)
+          ->Unit(benchmark::kMicrosecond);
   return true;
 }();
 

@@ -47,11 +47,11 @@ Reference reference(const Matrix& m, const std::vector<float>& x, uint32_t x_str
 
 // One op per configuration for the whole binary: lavapipe compiles each pipeline slowly.
 const Matvec* matvec_for(TensorType type, const MatvecOptions& o) {
-  static std::map<std::tuple<int, bool, bool, bool, bool, uint32_t, uint32_t, uint32_t, const Buffer*>,
+  static std::map<std::tuple<int, bool, bool, bool, bool, uint32_t, uint32_t, uint32_t, const Buffer*, bool>,
                   std::unique_ptr<Matvec>>
       cache;
-  auto& slot =
-      cache[{int(type), o.int8, o.swiglu, o.subgroup, o.staged, o.group_size, o.rows, o.k_slices, o.phase_clock}];
+  auto& slot = cache[{int(type), o.int8, o.swiglu, o.subgroup, o.staged, o.group_size, o.rows, o.k_slices,
+                      o.phase_clock, o.prequantized_x}];
   if (!slot) {
     auto mv = Matvec::create(dev(), type, o);
     EXPECT_TRUE(mv.ok()) << mv.status().message();
@@ -76,7 +76,9 @@ void check_matvec(TensorType type, int64_t rows, int64_t cols, uint32_t n_tokens
   if (max_chunk_bytes) {
     EXPECT_GT(wa->chunks().size(), 1u);
   }
-  const uint32_t x_stride = uint32_t((cols + 3) / 4 * 4) + 4, y_stride = uint32_t(rows) + 3;
+  const uint32_t x_stride =
+      opt.prequantized_x ? uint32_t((cols + 31) / 32 * 32) + 32 : uint32_t((cols + 3) / 4 * 4) + 4;
+  const uint32_t y_stride = uint32_t(rows) + 3;
   const std::vector<float> x = random_floats(size_t(n_tokens) * x_stride, 5 + n_tokens);
   const std::vector<float> res = random_floats(size_t(n_tokens) * y_stride, 77);
   // With norm the reference multiplies by the normalised x: x * w / sqrt(mean(x^2) + eps).
@@ -90,7 +92,14 @@ void check_matvec(TensorType type, int64_t rows, int64_t cols, uint32_t n_tokens
       const double scale = 1.0 / std::sqrt(ss / double(cols) + eps);
       for (int64_t k = 0; k < cols; ++k) xn[t * x_stride + k] = float(x[t * x_stride + k] * scale * norm_w[size_t(k)]);
     }
-  auto bx = host_buffer(x), bw = host_buffer(norm_w);
+  std::vector<float> x_in = x;  // as the kernel reads it: floats, or prequantize_x's records
+  if (opt.prequantized_x) {
+    const std::vector<uint32_t> records =
+        Matvec::prequantize_x(x.data(), n_tokens, x_stride, uint32_t(cols), norm ? norm_w.data() : nullptr);
+    x_in.resize(records.size());
+    std::memcpy(x_in.data(), records.data(), records.size() * 4);
+  }
+  auto bx = host_buffer(x_in), bw = host_buffer(norm_w);
   auto by = host_buffer(residual ? res : std::vector<float>(), size_t(n_tokens) * y_stride);
   const Activations ax{{bx.get()}, x_stride}, ay{{by.get()}, y_stride};
   auto bxn = host_buffer({}, x.size());
@@ -280,6 +289,25 @@ TEST(VulkanMatvec, PhaseClockTimesTheStagedKernel) {
     }
   opt.phase_clock = clock.get();
   EXPECT_FALSE(Matvec::create(dev(), TensorType::Q8_0, opt).ok()) << "Q8_0 has no timed variant";
+}
+
+// x prequantized (Matvec::prequantize_x's records instead of floats): with the norm (its scale
+// from the records' sums of squares), a residual, SwiGLU pairs, several tokens and row passes.
+TEST(VulkanMatvec, PrequantizedX) {
+  ZINC_REQUIRE_VULKAN();
+  if (!dev().caps().int8_dot || !dev().caps().subgroup_arithmetic) GTEST_SKIP() << "no int8 dot or subgroups";
+  MatvecOptions opt;
+  opt.prequantized_x = true;
+  check_matvec(TensorType::Q4_K, 300, 512, 1, opt, 0, false, true);
+  check_matvec(TensorType::Q6_K, 200, 768, 2, opt, 0, true);
+  check_matvec(TensorType::Q4_K, 40001, 256, 1, opt, 0, true, true);  // several row passes
+  opt.swiglu = true;
+  check_matvec(TensorType::Q4_K, 70, 1024, 3, opt, 0, false, true);
+  opt.swiglu = false;
+  EXPECT_FALSE(Matvec::create(dev(), TensorType::Q8_0, opt).ok()) << "Q8_0 has no prequantized variant";
+  opt.rows = 4;
+  opt.k_slices = 2;
+  EXPECT_FALSE(Matvec::create(dev(), TensorType::Q4_K, opt).ok()) << "k_slices";
 }
 
 // The shared-memory reductions (devices without subgroup arithmetic) and other workgroup shapes.

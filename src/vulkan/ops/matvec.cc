@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
+#include <cstring>
 
 #include "vulkan/ops/op_util.h"
 
@@ -78,10 +80,13 @@ Result<std::unique_ptr<Matvec>> Matvec::create(const Device& device, TensorType 
                                                     {group_size, rows, options.swiglu ? 1u : 0u, min_sg}));
   const uint32_t steps = options.steps ? options.steps : 2;
   if (steps > 4) return error("matvec steps %u: at most 4", steps);
-  const bool clocked = options.phase_clock != nullptr;
-  if (clocked && !(caps.shader_clock && m->int8_ && sg && options.staged &&
-                   (type == TensorType::Q4_K || type == TensorType::Q6_K)))
-    return error("matvec phase clock: needs the staged int8 kernel for Q4_K or Q6_K and VK_KHR_shader_clock");
+  const bool clocked = options.phase_clock != nullptr, px = options.prequantized_x;
+  const bool variant_type = type == TensorType::Q4_K || type == TensorType::Q6_K;
+  if ((clocked || px) && !(m->int8_ && sg && options.staged && variant_type))
+    return error("matvec %s: needs the staged int8 kernel, for Q4_K or Q6_K",
+                 clocked ? "phase clock" : "prequantized x");
+  if (clocked && !caps.shader_clock) return error("matvec phase clock: the device has no VK_KHR_shader_clock");
+  if (px && options.k_slices > 1) return error("matvec prequantized x: no k_slices");
   if (m->int8_ && sg && options.staged) {
     m->subgroup_size_ = std::max<uint32_t>(caps.subgroup_size, 1);
     // 256 threads for up to 4096 columns, 512 above (fewer workgroups staging the long x).
@@ -94,7 +99,8 @@ Result<std::unique_ptr<Matvec>> Matvec::create(const Device& device, TensorType 
                                ? (caps.max_compute_shared_bytes - reserved) / kStagedBytesPerGroup : 0;
       const uint32_t groups = uint32_t(std::min<uint64_t>(max_groups, fit));
       if (groups < 32 || (!m->staged_.empty() && groups <= m->staged_.back().max_groups)) continue;
-      const std::string name = "matvec_staged_" + shader_type_suffix(type) + (clocked ? "_clock" : "");
+      const std::string name =
+          "matvec_staged_" + shader_type_suffix(type) + (px ? "_px" : "") + (clocked ? "_clock" : "");
       ZINC_ASSIGN_OR_RETURN(auto p, make_pipeline(device, name, kBindings + (clocked ? 1 : 0), sizeof(Push),
                                                   {threads, groups, options.swiglu ? 1u : 0u, min_sg, steps}));
       m->staged_.push_back({groups, threads, std::move(p)});
@@ -189,6 +195,9 @@ Status Matvec::record_pair(Commands& cmd, const WeightBuffer& w0, const WeightBu
   if (conv && (w1 || residual || conv->taps == 0 || conv->taps > OutputConv::kMaxTaps))
     return error("matvec conv epilogue of %u taps%s", conv->taps, w1 || residual ? " with a pair or residual" : "");
   const OutputRopeKv* rope_kv = fusion.rope_kv;
+  if (options_.prequantized_x && (gated || conv || rope_kv || write_norm || x.stride % 32 != 0 || w0.cols() % 32 != 0))
+    return error("matvec prequantized x: needs x's stride and cols multiples of 32, no gated norm, epilogue or "
+                 "written norm");
   if (rope_kv) {
     if (w1 || residual || conv || write_norm || !staged_for(w0.cols()))
       return error("matvec rope/KV epilogue: needs the staged kernel alone (no pair, residual, conv or normalised x out)");
@@ -246,11 +255,41 @@ Status Matvec::record_pair(Commands& cmd, const WeightBuffer& w0, const WeightBu
       continue;
     }
     if (gated) return error("the gated input norm needs the staged kernel");
-    if (options_.phase_clock) return error("matvec phase clock: this product does not take the staged kernel");
+    if (options_.phase_clock || options_.prequantized_x)
+      return error("matvec phase clock or prequantized x: this product does not take the staged kernel");
     const Grid grid = grid_for((c0.rows + rows_per_group_ - 1) / rows_per_group_);
     cmd.dispatch(*pipeline_, std::span(buffers, kBindings), &push, sizeof push, grid.x, grid.y);
   }
   return Status();
+}
+
+std::vector<uint32_t> Matvec::prequantize_x(const float* x, uint32_t n_tokens, uint32_t stride, uint32_t cols,
+                                            const float* norm_weight) {
+  const uint32_t groups = stride / 32;
+  std::vector<uint32_t> out(size_t(n_tokens) * groups * kPrequantWordsPerGroup, 0);
+  for (uint32_t t = 0; t < n_tokens; ++t)
+    for (uint32_t g = 0; g < cols / 32; ++g) {
+      float v[32], amax = 0, ss = 0, sums[2] = {0, 0};
+      for (uint32_t i = 0; i < 32; ++i) {
+        const float xv = x[size_t(t) * stride + 32 * g + i];
+        ss += xv * xv;
+        v[i] = norm_weight ? xv * norm_weight[32 * g + i] : xv;
+        amax = std::max(amax, std::fabs(v[i]));
+        sums[i / 16] += v[i];
+      }
+      uint32_t* r = out.data() + (size_t(t) * groups + g) * kPrequantWordsPerGroup;
+      int code_sums[2] = {0, 0};
+      for (uint32_t i = 0; i < 32; ++i) {  // packSnorm4x8 of v / amax
+        const int q = amax > 0 ? int(std::lround(std::clamp(v[i] / amax, -1.f, 1.f) * 127.f)) : 0;
+        r[i / 4] |= uint32_t(uint8_t(int8_t(q))) << (8 * (i % 4));
+        code_sums[i / 16] += q;
+      }
+      const float f[4] = {amax / 127.f, sums[0], sums[1], ss};
+      std::memcpy(r + 8, f, sizeof f);
+      r[12] = uint32_t(code_sums[0]);
+      r[13] = uint32_t(code_sums[1]);
+    }
+  return out;
 }
 
 }  // namespace zinc::vulkan::ops

@@ -32,6 +32,10 @@ struct MatvecOptions {
   // Staged kernel (Q4_K and Q6_K): time its phases into this buffer (shaders/phase_clock.glsl,
   // kPhaseClockBytes a workgroup), for bench/vulkan_phase_bench.cc. Needs DeviceCaps::shader_clock.
   const Buffer* phase_clock = nullptr;
+  // Staged kernel (Q4_K and Q6_K): x arrives as prequantize_x's records instead of floats (no
+  // staging in the kernel). A measured candidate, not used by the executor; x's stride a
+  // multiple of 32, no gated norm, epilogues, written norm or k_slices.
+  bool prequantized_x = false;
 };
 inline constexpr uint64_t kPhaseClockBytes = 16 * 16;
 
@@ -119,6 +123,14 @@ class Matvec {
                        const InputNorm* norm = nullptr) const;
 
   TensorType type() const { return type_; }
+  // What a prequantized_x matvec reads for x: per token and 32-group of x (times norm_weight
+  // where given), 16 words: the int8 codes (element 4j+i in byte i of word j), the scale
+  // (amax / 127), the float sums of elements 0-15 and 16-31 and the group's sum of x^2 (before
+  // the weight), then the code sums of the two halves and two zeros. x: n_tokens rows at
+  // `stride` floats (a multiple of 32); cols a multiple of 32.
+  static std::vector<uint32_t> prequantize_x(const float* x, uint32_t n_tokens, uint32_t stride, uint32_t cols,
+                                             const float* norm_weight);
+  static constexpr uint32_t kPrequantWordsPerGroup = 16;
   bool uses_int8() const { return int8_; }
   bool uses_staged(int64_t cols) const;  // the staged kernel for matrices of `cols` columns
   bool supports_gated_norm(int64_t cols, int64_t group) const;  // GatedInputNorm for this shape

@@ -47,9 +47,14 @@ foreach(type ${ZINC_INT8_TYPES})
   zinc_shader(moe_matvec_${t}_int8 moe_matvec.comp TYPE_${type} INT8)
   zinc_shader(moe_matvec_${t}_int8_sg moe_matvec.comp TYPE_${type} INT8 SUBGROUP)
 endforeach()
-# The staged matvec with its phases timed (bench/vulkan_phase_bench.cc), for the decode step's types.
-zinc_shader(matvec_staged_q4_k_clock matvec_staged.comp TYPE_Q4_K PHASE_CLOCK)
-zinc_shader(matvec_staged_q6_k_clock matvec_staged.comp TYPE_Q6_K PHASE_CLOCK)
+# The staged matvec with x prequantized (_px) and / or its phases timed (_clock), for the decode
+# step's types (bench/vulkan_phase_bench.cc, bench/vulkan_ops_bench.cc).
+foreach(type Q4_K Q6_K)
+  string(TOLOWER ${type} t)
+  zinc_shader(matvec_staged_${t}_clock matvec_staged.comp TYPE_${type} PHASE_CLOCK)
+  zinc_shader(matvec_staged_${t}_px matvec_staged.comp TYPE_${type} PREQUANT_X)
+  zinc_shader(matvec_staged_${t}_px_clock matvec_staged.comp TYPE_${type} PREQUANT_X PHASE_CLOCK)
+endforeach()
 zinc_shader(rms_norm rms_norm.comp)
 zinc_shader(rms_norm_sg rms_norm.comp SUBGROUP)
 zinc_shader(argmax argmax.comp)
