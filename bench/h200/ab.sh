@@ -6,11 +6,7 @@
 # With TOKENS=1, each binary also generates 64 greedy tokens per model and prints a hash of
 # them, so that an A/B shows whether the binaries agree as well as their speed.
 set -uo pipefail
-for f in .gl/*.deb; do dpkg -x "$f" / >/dev/null; done
-ldconfig
-export LD_LIBRARY_PATH=$PWD/.gl/lib
-for f in .dev/zinc_*.gz; do [ -f "$f" ] && gunzip -f "$f"; done
-chmod +x .dev/zinc_*
+source "$(dirname "$0")/device_env.sh"
 names=${1:-M} models=${2:-llama3-8b} rounds=${3:-2} extra=${4:-}
 first=${names%% *} dir=/tmp/models
 mkdir -p "$dir"
