@@ -8,6 +8,9 @@
 //   16384-token pool (merged by the last workgroup) or one split. Counter: us per layer;
 // - decode_cold: the same after a 256 MiB copy that evicts the cache, as the weights streamed
 //   between two layers do in a decode step (subtract attention_decode_evict_only).
+// - decode_phases: the decode case with the executor's splits, its kernel's phases read from
+//   clocks inside it (phase_clock.h; needs VK_KHR_shader_clock): entry, q staged, the first
+//   tile's scores reduced, the first tile done, all tiles done, written, merged.
 // The first cases of a run may meet a GPU still raising its clocks: run the filter twice.
 #include <benchmark/benchmark.h>
 
@@ -16,6 +19,7 @@
 #include <vector>
 
 #include "vulkan/ops/attention.h"
+#include "phase_clock.h"
 #include "vulkan_gpu_timer.h"
 
 namespace zinc::vulkan {
@@ -158,6 +162,43 @@ void BM_Decode(benchmark::State& state, Shape s, uint32_t depth, bool split, boo
   });
 }
 
+void BM_DecodePhases(benchmark::State& state, Shape s, uint32_t depth) {
+  Context& c = *context();
+  if (!c.device) return state.SkipWithError("no Vulkan device");
+  if (!c.device->caps().shader_clock) return state.SkipWithError("no VK_KHR_shader_clock");
+  constexpr uint32_t kMaxWorkgroups = 4096;
+  constexpr uint64_t kClockBytes = uint64_t(kClockPhases) * 16 * kMaxWorkgroups;
+  static std::unique_ptr<Buffer> clock =
+      std::move(Buffer::create(*c.device, kClockBytes, MemoryKind::kDeviceLocal).value());
+  static std::unique_ptr<Buffer> host =
+      std::move(Buffer::create(*c.device, kClockBytes, MemoryKind::kHostVisible).value());
+  ops::AttentionOptions options;
+  options.phase_clock = clock.get();
+  static std::unique_ptr<ops::Attention> att = std::move(ops::Attention::create(*c.device, true, options).value());
+  const int32_t position = int32_t(depth);
+  if (!c.uploader->upload(*c.decode_step, 0, {reinterpret_cast<const uint8_t*>(&position), 4}).ok())
+    return state.SkipWithError("upload");
+  const ops::AttentionArgs a = args_for(c, s);
+  const ops::KvLayerBuffers layer{c.kc.get(), c.vc.get(), uint32_t(s.n_kv), uint32_t(s.head_dim),
+                                  uint32_t(s.head_dim), true};
+  const ops::StepData step{c.decode_step.get(), 0, 8, 16, kPages};
+  const uint32_t n_splits = ops::Attention::splits_for(1, kMaxKeys);
+  const BufferRange partials{c.partials.get()}, counters{c.counters.get()};
+  Commands& cmd = *c.commands;
+  auto submit = [&](auto&& record) {
+    if (!cmd.begin().ok()) return false;
+    record();
+    cmd.barrier();
+    return cmd.end().ok() && cmd.submit_and_wait().ok();
+  };
+  if (!submit([&] { cmd.zero(*clock, 0, kClockBytes); })) return state.SkipWithError("zero");
+  time_gpu(state, cmd, c.timestamps.get(), 50, 2.0 * double(depth + 1) * s.n_kv * s.head_dim * 2, 0,
+           [&](Commands& cm, int) { return att->record(cm, a, layer, step, 1, n_splits, &partials, &counters); });
+  if (!submit([&] { cmd.copy(*clock, 0, *host, 0, kClockBytes); })) return state.SkipWithError("copy");
+  constexpr const char* kNames[kClockPhases] = {"entry", "q_staged", "scored", "tile0", "tiles", "written", "merged"};
+  report_phases(state, read_phases(static_cast<const uint32_t*>(host->mapped()), kMaxWorkgroups), kNames);
+}
+
 int register_all() {
   for (const Shape& s : kShapes)
     for (bool coopmat : {true, false})
@@ -171,6 +212,11 @@ int register_all() {
                                                 std::to_string(depth) + (split ? "/splits" : "/one_split"))
                                                    .c_str(),
                                                BM_Decode, s, depth, split, false));
+  for (const Shape& s : kShapes)
+    for (uint32_t depth : {0u, 64u, 512u, 4096u})
+      gpu_timed(benchmark::RegisterBenchmark(
+          (std::string("attention_decode_phases/") + s.name + "/depth" + std::to_string(depth)).c_str(),
+          BM_DecodePhases, s, depth));
   // Each op after a cache-evicting copy (time includes the copy: subtract decode_evict_only).
   gpu_timed(benchmark::RegisterBenchmark("attention_decode_evict_only", BM_EvictOnly));
   for (const Shape& s : kShapes)

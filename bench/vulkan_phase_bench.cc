@@ -1,10 +1,9 @@
 // Where the time of one decode matvec goes, from clocks read inside the kernel
 // (shaders/phase_clock.glsl; needs VK_KHR_shader_clock): Llama-3-8B's decode matrices, each timed
 // as the last of a run of dependent dispatches over copies of the weights larger than the
-// last-level cache, as in a decode step. Per case it prints, in microseconds from the first
-// workgroup's start (device clock): when workgroups start (median, last), how long staging x
-// takes and each row pass (medians, from the multiprocessor clock), and when workgroups end
-// (median, last). The manual time is the last workgroup's end. Cases ending in _px read x
+// last-level cache, as in a decode step. Counters (phase_clock.h, us): per phase (entry, x
+// staged, each row pass, done) when workgroups reach it (median, last) and how long it took
+// (median). The manual time is the last workgroup's end. Cases ending in _px read x
 // prequantized (MatvecOptions::prequantized_x), so their staging is only the phase marks.
 #include <benchmark/benchmark.h>
 
@@ -16,13 +15,13 @@
 #include <vector>
 
 #include "vulkan/ops/matvec.h"
+#include "phase_clock.h"
 #include "vulkan_gpu_timer.h"
 
 namespace zinc::vulkan {
 namespace {
 
 constexpr uint32_t kMaxWorkgroups = 4096;
-constexpr uint32_t kEntry = 0, kStaged = 1, kFirstPass = 2, kMaxPasses = 8, kDone = 10;
 
 struct Context : BenchDevice {
   std::unique_ptr<Buffer> x, y, norm, clock, clock_host;
@@ -60,54 +59,9 @@ std::vector<std::unique_ptr<WeightBuffer>> weight_copies(TensorType type, int64_
   return copies;
 }
 
-struct Phases {
-  uint64_t device[16], sm[16];  // clock readings of one workgroup; 0 where not reached
-};
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
-}
-
-struct Summary {
-  double start_p50, start_max, staged, passes[kMaxPasses], end_p50, end_max;  // us
-  uint32_t n_passes = 0;
-};
-
-// Device clock for when, multiprocessor clock (at the rate the device clock implies) for how long.
-Summary summarize(const std::vector<Phases>& wgs) {
-  Summary s{};
-  uint64_t t0 = UINT64_MAX;
-  double device_ns = 0, sm_cycles = 0;
-  for (const Phases& w : wgs) {
-    t0 = std::min(t0, w.device[kEntry]);
-    if (w.device[kDone] > w.device[kEntry]) {
-      device_ns += double(w.device[kDone] - w.device[kEntry]);
-      sm_cycles += double(w.sm[kDone] - w.sm[kEntry]);
-    }
-  }
-  const double us_per_cycle = sm_cycles > 0 ? device_ns / sm_cycles * 1e-3 : 0;
-  std::vector<double> starts, ends, staged, passes[kMaxPasses];
-  for (const Phases& w : wgs) {
-    starts.push_back(double(w.device[kEntry] - t0) * 1e-3);
-    ends.push_back(double(w.device[kDone] - t0) * 1e-3);
-    staged.push_back(double(w.sm[kStaged] - w.sm[kEntry]) * us_per_cycle);
-    uint64_t prev = w.sm[kStaged];
-    for (uint32_t p = 0; p < kMaxPasses && w.sm[kFirstPass + p] != 0; ++p) {
-      passes[p].push_back(double(w.sm[kFirstPass + p] - prev) * us_per_cycle);
-      prev = w.sm[kFirstPass + p];
-      s.n_passes = std::max(s.n_passes, p + 1);
-    }
-  }
-  s.start_p50 = median(starts);
-  s.start_max = *std::max_element(starts.begin(), starts.end());
-  s.staged = median(staged);
-  for (uint32_t p = 0; p < s.n_passes; ++p) s.passes[p] = median(passes[p]);
-  s.end_p50 = median(ends);
-  s.end_max = *std::max_element(ends.begin(), ends.end());
-  return s;
-}
+// The staged matvec's phases (shaders/matvec_staged.comp): entry, x staged, row passes, done.
+constexpr const char* kPhaseNames[kClockPhases] = {"entry", "staged", "pass0", "pass1", "pass2", "pass3", "pass4",
+                                                   "pass5", "pass6", "pass7", "done"};
 
 enum class Input { kNorm, kResidual };
 
@@ -139,8 +93,6 @@ void BM_Phases(benchmark::State& state, TensorType type, int64_t rows, int64_t c
   const ops::InputNorm norm{{c.norm.get(), 0, uint64_t(cols) * 4}, 1e-5f, nullptr};
   const ops::Activations* residual = input == Input::kResidual ? &y : nullptr;
   const ops::InputNorm* in_norm = input == Input::kNorm ? &norm : nullptr;
-  std::vector<Phases> wgs;
-  Summary s{};
   for (auto _ : state) {
     Commands& cmd = *c.commands;
     if (!cmd.begin().ok()) return state.SkipWithError("begin");
@@ -158,29 +110,10 @@ void BM_Phases(benchmark::State& state, TensorType type, int64_t rows, int64_t c
     cmd.copy(*c.clock, 0, *c.clock_host, 0, c.clock->size_bytes());
     cmd.barrier();
     if (!cmd.end().ok() || !cmd.submit_and_wait().ok()) return state.SkipWithError("submit");
-    const auto* words = static_cast<const uint32_t*>(c.clock_host->mapped());
-    wgs.clear();
-    for (uint32_t w = 0; w < kMaxWorkgroups; ++w) {
-      const uint32_t* r = words + size_t(w) * ops::kPhaseClockBytes / 4;
-      if (r[0] == 0 && r[1] == 0) break;  // past the last workgroup
-      Phases ph{};
-      for (uint32_t p = 0; p < 16; ++p) {
-        ph.device[p] = uint64_t(r[4 * p]) | uint64_t(r[4 * p + 1]) << 32;
-        ph.sm[p] = uint64_t(r[4 * p + 2]) | uint64_t(r[4 * p + 3]) << 32;
-      }
-      wgs.push_back(ph);
-    }
-    if (wgs.empty()) return state.SkipWithError("no phases recorded");
-    s = summarize(wgs);
-    state.SetIterationTime(s.end_max * 1e-6);
+    const auto phases = read_phases(static_cast<const uint32_t*>(c.clock_host->mapped()), kMaxWorkgroups);
+    if (phases.empty()) return state.SkipWithError("no phases recorded");
+    state.SetIterationTime(report_phases(state, phases, kPhaseNames) * 1e-6);
   }
-  state.counters["workgroups"] = double(wgs.size());
-  state.counters["start_p50"] = s.start_p50;
-  state.counters["start_max"] = s.start_max;
-  state.counters["staged"] = s.staged;
-  for (uint32_t p = 0; p < s.n_passes; ++p) state.counters["pass" + std::to_string(p)] = s.passes[p];
-  state.counters["end_p50"] = s.end_p50;
-  state.counters["end_max"] = s.end_max;
 }
 
 struct Case {

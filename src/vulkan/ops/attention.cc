@@ -50,6 +50,10 @@ uint32_t Attention::coopmat_shared_bytes(uint32_t max_dim, uint32_t keys) {
 Result<std::unique_ptr<Attention>> Attention::create(const Device& device, bool f16, const AttentionOptions& options) {
   std::unique_ptr<Attention> op(new Attention());
   op->f16_ = f16;
+  const DeviceCaps& caps = device.caps();
+  if (options.phase_clock && !(f16 && caps.subgroup_arithmetic && caps.shader_clock))
+    return error("attention phase clock: needs the decode kernel (f16 cache, subgroups) and VK_KHR_shader_clock");
+  op->phase_clock_ = options.phase_clock;
   ZINC_ASSIGN_OR_RETURN(op->pipeline_, make_pipeline(device, f16 ? "attention" : "attention_f32", 6, sizeof(Push), {}));
   ZINC_ASSIGN_OR_RETURN(op->combine_, make_pipeline(device, "attention_combine", 3, sizeof(CombinePush), {}));
   // The prefill kernel's tiles (attention_prefill.comp): about 39 KiB of shared memory with 32
@@ -59,11 +63,12 @@ Result<std::unique_ptr<Attention>> Attention::create(const Device& device, bool 
   const uint32_t keys = (big ? 32 : 16) / (f16 ? 1 : 2);
   ZINC_ASSIGN_OR_RETURN(op->prefill_, make_pipeline(device, f16 ? "attention_prefill" : "attention_prefill_f32", 6,
                                                     sizeof(PrefillPush), {op->prefill_rows_, keys}));
-  const DeviceCaps& caps = device.caps();
   if (f16 && caps.subgroup_arithmetic) {
-    ZINC_ASSIGN_OR_RETURN(op->decode_, make_pipeline(device, "attention_decode", 8, sizeof(Push),
+    const std::string clock = options.phase_clock ? "_clock" : "";
+    const uint32_t n_buffers = options.phase_clock ? 9 : 8;
+    ZINC_ASSIGN_OR_RETURN(op->decode_, make_pipeline(device, "attention_decode" + clock, n_buffers, sizeof(Push),
                                                      {std::max<uint32_t>(caps.min_subgroup_size, 1)}));
-    ZINC_ASSIGN_OR_RETURN(op->decode4_, make_pipeline(device, "attention_decode_g4", 8, sizeof(Push),
+    ZINC_ASSIGN_OR_RETURN(op->decode4_, make_pipeline(device, "attention_decode_g4" + clock, n_buffers, sizeof(Push),
                                                       {std::max<uint32_t>(caps.min_subgroup_size, 1)}));
   }
   const bool coopmat = options.emulate_coopmat || (options.coopmat && caps.coopmat_nv_f16 && caps.subgroup_size == 32);
@@ -143,16 +148,22 @@ Status Attention::record(Commands& cmd, const AttentionArgs& a, const KvLayerBuf
                       layer.head_dim_v % 4 == 0 && dv4 > 0 && 128 % dv4 == 0;
   if (decode) {
     const bool merge = n_splits > 1 && counters;
+    const uint32_t groups = n_kv * ((group + 3) / 4 + (group > 8 ? 1 : 0)) * n_tokens * n_splits;  // at most
+    if (phase_clock_ && phase_clock_->size_bytes() < 256ull * groups)
+      return error("attention phase clock of %llu bytes for up to %u workgroups",
+                   (unsigned long long)phase_clock_->size_bytes(), groups);
     Push dp = push;
     dp.flags |= merge ? 4u : 0u;
-    const BufferRange db[8] = {buffers[0], buffers[1], buffers[2], buffers[3], buffers[4], buffers[5],
-                               a.out.range, merge ? *counters : a.out.range};
+    const BufferRange db[9] = {buffers[0], buffers[1], buffers[2], buffers[3], buffers[4], buffers[5],
+                               a.out.range, merge ? *counters : a.out.range,
+                               phase_clock_ ? whole(*phase_clock_) : a.out.range};
     // Up to 8 query heads per KV head, workgroups of 4: the kernel built for 4 holds half the
     // per-head registers (on the H200: Llama-3-8B decode attention at depth 4096 1.55 -> 1.35 ms a
     // step), and a group of 8 in two workgroups doubles the workgroups of models with few KV heads.
     const uint32_t per_workgroup = group <= 8 ? 4 : kMaxG;
     const Pipeline& kernel = per_workgroup == 4 ? *decode4_ : *decode_;
-    cmd.dispatch(kernel, db, &dp, sizeof dp, n_kv * ((group + per_workgroup - 1) / per_workgroup), n_tokens, n_splits);
+    cmd.dispatch(kernel, std::span(db, phase_clock_ ? 9 : 8), &dp, sizeof dp,
+                 n_kv * ((group + per_workgroup - 1) / per_workgroup), n_tokens, n_splits);
     if (merge) return Status();
   } else {
     cmd.dispatch(*pipeline_, buffers, &push, sizeof push, n_kv * n_qsub, n_tokens, n_splits);

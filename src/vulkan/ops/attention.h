@@ -18,6 +18,9 @@ struct AttentionOptions {
   bool coopmat = true;  // the cooperative-matrix prefill kernel where the device has it
   // Tests only: that kernel with its matrices emulated in scalar code, on any device.
   bool emulate_coopmat = false;
+  // The decode kernel times its phases into this buffer (shaders/phase_clock.glsl, 256 bytes a
+  // workgroup), for the phase benchmarks. Needs DeviceCaps::shader_clock.
+  const Buffer* phase_clock = nullptr;
 };
 
 struct AttentionArgs {
@@ -56,6 +59,7 @@ class Attention {
  private:
   Attention() = default;
   bool f16_ = true;
+  const Buffer* phase_clock_ = nullptr;
   uint32_t prefill_rows_ = 16;  // query vectors per workgroup of the prefill kernel (its kMaxR)
   std::unique_ptr<Pipeline> pipeline_, combine_, prefill_;
   std::unique_ptr<Pipeline> decode_;  // shaders/attention_decode.comp, for steps of a few tokens

@@ -13,6 +13,14 @@
 #extension GL_EXT_control_flow_attributes : enable
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
+#ifdef PHASE_CLOCK
+#extension GL_ARB_shader_clock : require
+#extension GL_EXT_shader_realtime_clock : require
+#define PHASE_CLOCK_BINDING 8
+#endif
+// With PHASE_CLOCK (phase_clock.glsl, binding 8), phases of token 0: 0 entry, 1 q staged, 2 the
+// first tile's scores reduced, 3 the first tile done, 4 all tiles done, 5 output or partial
+// record written, 6 splits merged (the merging workgroup).
 layout(local_size_x = 128) in;
 layout(constant_id = 0) const uint kMinSubgroupSize = 1;
 const uint kThreads = 128;
@@ -43,6 +51,8 @@ layout(push_constant) uniform Push {
   uint n_splits, min_chunk;
   uint pos_offset, seq_offset, pages_offset, max_pages;
 } p;
+
+#include "phase_clock.glsl"
 
 shared vec4 sq4[kMaxG * kMaxDim / 4];  // the query heads, times the scale
 shared float sp[kMaxG * kThreads];     // probabilities of the tile's keys
@@ -116,6 +126,7 @@ void reduce_heads(uint ng, bool is_max) {
 }
 
 void main() {
+  phase_mark(0);
   const uint n_qsub = (p.group + kMaxG - 1) / kMaxG;
   const uint kvh = gl_WorkGroupID.x / n_qsub, qsub = gl_WorkGroupID.x % n_qsub;
   const uint t = gl_WorkGroupID.y, split = gl_WorkGroupID.z;
@@ -139,6 +150,7 @@ void main() {
     sq4[g * (kMaxDim / 4) + d / 4] = p.scale * vec4(q[src], q[src + 1], q[src + 2], q[src + 3]);
   }
   barrier();
+  if (t == 0) phase_mark(1);
 
   // Pool rows in 16-byte K words and 8-byte V words.
   const uint k_row4 = p.n_kv_heads * p.dk / 8, k_head4 = kvh * p.dk / 8;
@@ -184,6 +196,7 @@ void main() {
     }
     [[unroll]] for (uint g = 0; g < kMaxG; ++g) red_[g] = s[g];
     reduce_heads(ng, true);
+    if (t == 0 && base == begin) phase_mark(2);
     [[unroll]] for (uint g = 0; g < kMaxG; ++g) {
       if (g >= ng) break;
       const float mn = max(m[g], red_[g]);
@@ -219,7 +232,9 @@ void main() {
       }
     }
     barrier();
+    if (t == 0 && base == begin) phase_mark(3);
   }
+  if (t == 0) phase_mark(4);
 
   // Sum the key lanes' outputs and the threads' probability sums.
   [[unroll]] for (uint g = 0; g < kMaxG; ++g) {
@@ -255,6 +270,7 @@ void main() {
       }
     }
   }
+  if (t == 0) phase_mark(5);
   if (!partial || !merge) return;
   // The partial records are written: count this workgroup; the last live one merges.
   memoryBarrierBuffer();
@@ -266,4 +282,5 @@ void main() {
   memoryBarrierBuffer();
   merge_splits(t, h0, ng, n_live);
   if (tid == 0) counters[counter] = 0u;
+  if (t == 0) phase_mark(6);
 }
