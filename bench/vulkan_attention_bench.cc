@@ -141,24 +141,41 @@ void BM_EvictOnly(benchmark::State& state) {
   time_gpu(state, *c.commands, c.timestamps.get(), 20, 0, 0, [&](Commands& cmd, int) { return evictor().record(cmd); });
 }
 
+// One decode token of shape s at `depth` (depth + 1 keys: the engine writes the token's own
+// first), with the executor's splits or one.
+struct DecodeCase {
+  ops::AttentionArgs args;
+  ops::KvLayerBuffers layer;
+  ops::StepData step;
+  uint32_t n_splits;
+  BufferRange partials, counters;
+  double kv_bytes;  // K and V read
+  Status record(Commands& cmd, const ops::Attention& att) const {
+    return att.record(cmd, args, layer, step, 1, n_splits, &partials, &counters);
+  }
+};
+
+Result<DecodeCase> decode_case(Context& c, const Shape& s, uint32_t depth, bool split) {
+  const int32_t position = int32_t(depth);
+  ZINC_RETURN_IF_ERROR(c.uploader->upload(*c.decode_step, 0, {reinterpret_cast<const uint8_t*>(&position), 4}));
+  return DecodeCase{args_for(c, s),
+                    {c.kc.get(), c.vc.get(), uint32_t(s.n_kv), uint32_t(s.head_dim), uint32_t(s.head_dim), true},
+                    {c.decode_step.get(), 0, 8, 16, kPages},
+                    split ? ops::Attention::splits_for(1, kMaxKeys) : 1,
+                    {c.partials.get()},
+                    {c.counters.get()},
+                    2.0 * double(depth + 1) * s.n_kv * s.head_dim * 2};
+}
+
 void BM_Decode(benchmark::State& state, Shape s, uint32_t depth, bool split, bool cold) {
   Context& c = *context();
   if (!c.device) return state.SkipWithError("no Vulkan device");
   static std::unique_ptr<ops::Attention> att = std::move(ops::Attention::create(*c.device, true).value());
-  // The query position is `depth`: depth + 1 keys (the engine writes the token's own first).
-  const int32_t position = int32_t(depth);
-  if (!c.uploader->upload(*c.decode_step, 0, {reinterpret_cast<const uint8_t*>(&position), 4}).ok())
-    return state.SkipWithError("upload");
-  const ops::AttentionArgs a = args_for(c, s);
-  const ops::KvLayerBuffers layer{c.kc.get(), c.vc.get(), uint32_t(s.n_kv), uint32_t(s.head_dim),
-                                  uint32_t(s.head_dim), true};
-  const ops::StepData step{c.decode_step.get(), 0, 8, 16, kPages};
-  const uint32_t n_splits = split ? ops::Attention::splits_for(1, kMaxKeys) : 1;
-  const BufferRange partials{c.partials.get()}, counters{c.counters.get()};
-  const double kv_bytes = 2.0 * double(depth + 1) * s.n_kv * s.head_dim * 2;
-  time_gpu(state, *c.commands, c.timestamps.get(), cold ? 20 : 50, kv_bytes, 0, [&](Commands& cmd, int) -> Status {
+  const auto d = decode_case(c, s, depth, split);
+  if (!d.ok()) return state.SkipWithError(d.status().message().c_str());
+  time_gpu(state, *c.commands, c.timestamps.get(), cold ? 20 : 50, d->kv_bytes, 0, [&](Commands& cmd, int) -> Status {
     if (cold) ZINC_RETURN_IF_ERROR(evictor().record(cmd));
-    return att->record(cmd, a, layer, step, 1, n_splits, &partials, &counters);
+    return d->record(cmd, *att);
   });
 }
 
@@ -175,15 +192,8 @@ void BM_DecodePhases(benchmark::State& state, Shape s, uint32_t depth) {
   ops::AttentionOptions options;
   options.phase_clock = clock.get();
   static std::unique_ptr<ops::Attention> att = std::move(ops::Attention::create(*c.device, true, options).value());
-  const int32_t position = int32_t(depth);
-  if (!c.uploader->upload(*c.decode_step, 0, {reinterpret_cast<const uint8_t*>(&position), 4}).ok())
-    return state.SkipWithError("upload");
-  const ops::AttentionArgs a = args_for(c, s);
-  const ops::KvLayerBuffers layer{c.kc.get(), c.vc.get(), uint32_t(s.n_kv), uint32_t(s.head_dim),
-                                  uint32_t(s.head_dim), true};
-  const ops::StepData step{c.decode_step.get(), 0, 8, 16, kPages};
-  const uint32_t n_splits = ops::Attention::splits_for(1, kMaxKeys);
-  const BufferRange partials{c.partials.get()}, counters{c.counters.get()};
+  const auto d = decode_case(c, s, depth, true);
+  if (!d.ok()) return state.SkipWithError(d.status().message().c_str());
   Commands& cmd = *c.commands;
   auto submit = [&](auto&& record) {
     if (!cmd.begin().ok()) return false;
@@ -192,8 +202,7 @@ void BM_DecodePhases(benchmark::State& state, Shape s, uint32_t depth) {
     return cmd.end().ok() && cmd.submit_and_wait().ok();
   };
   if (!submit([&] { cmd.zero(*clock, 0, kClockBytes); })) return state.SkipWithError("zero");
-  time_gpu(state, cmd, c.timestamps.get(), 50, 2.0 * double(depth + 1) * s.n_kv * s.head_dim * 2, 0,
-           [&](Commands& cm, int) { return att->record(cm, a, layer, step, 1, n_splits, &partials, &counters); });
+  time_gpu(state, cmd, c.timestamps.get(), 50, d->kv_bytes, 0, [&](Commands& cm, int) { return d->record(cm, *att); });
   if (!submit([&] { cmd.copy(*clock, 0, *host, 0, kClockBytes); })) return state.SkipWithError("copy");
   constexpr const char* kNames[kClockPhases] = {"entry", "q_staged", "scored", "tile0", "tiles", "written", "merged"};
   report_phases(state, read_phases(static_cast<const uint32_t*>(host->mapped()), kMaxWorkgroups), kNames);

@@ -266,26 +266,20 @@ TEST(VulkanMatvec, PhaseClockTimesTheStagedKernel) {
   ZINC_REQUIRE_VULKAN();
   const DeviceCaps& caps = dev().caps();
   if (!caps.shader_clock || !caps.int8_dot || !caps.subgroup_arithmetic) GTEST_SKIP() << "no shader clock";
-  constexpr uint32_t kMaxGroups = 64, kWords = ops::kPhaseClockBytes / 4;
-  auto clock = host_buffer({}, kMaxGroups * kWords);
+  constexpr uint32_t kMaxGroups = 64;
+  auto clock = host_buffer({}, kMaxGroups * ops::kPhaseClockBytes / 4);
   MatvecOptions opt;
   opt.phase_clock = clock.get();
   check_matvec(TensorType::Q4_K, 300, 512, 1, opt, 0, false, true);
   check_matvec(TensorType::Q6_K, 200, 768, 2, opt, 0, true);
-  const auto* w = static_cast<const uint32_t*>(clock->mapped());
-  auto reading = [&](uint32_t g, uint32_t phase, uint32_t clock_index) {
-    const uint32_t* r = w + g * kWords + 4 * phase + 2 * clock_index;
-    return uint64_t(r[0]) | uint64_t(r[1]) << 32;
-  };
-  uint32_t groups = 0;
-  while (groups < kMaxGroups && reading(groups, 0, 0) != 0) ++groups;
+  const uint32_t groups = phase_workgroups(*clock);
   EXPECT_GT(groups, 1u);
-  for (uint32_t g = groups; g < kMaxGroups; ++g) EXPECT_EQ(reading(g, 0, 0), 0u) << "workgroup " << g;
+  for (uint32_t g = groups; g < kMaxGroups; ++g) EXPECT_EQ(phase_reading(*clock, g, 0, 0), 0u) << "workgroup " << g;
   for (uint32_t g = 0; g < groups; ++g)
     for (uint32_t c = 0; c < 2; ++c) {
-      EXPECT_LE(reading(g, 0, c), reading(g, 1, c)) << "workgroup " << g << " staged before entry";
-      EXPECT_LE(reading(g, 1, c), reading(g, 2, c)) << "workgroup " << g << " pass 0 before staging";
-      EXPECT_LE(reading(g, 2, c), reading(g, 10, c)) << "workgroup " << g << " done before pass 0";
+      EXPECT_LE(phase_reading(*clock, g, 0, c), phase_reading(*clock, g, 1, c)) << "workgroup " << g << " staged early";
+      EXPECT_LE(phase_reading(*clock, g, 1, c), phase_reading(*clock, g, 2, c)) << "workgroup " << g << " pass 0 early";
+      EXPECT_LE(phase_reading(*clock, g, 2, c), phase_reading(*clock, g, 10, c)) << "workgroup " << g << " done early";
     }
   opt.phase_clock = clock.get();
   EXPECT_FALSE(Matvec::create(dev(), TensorType::Q8_0, opt).ok()) << "Q8_0 has no timed variant";

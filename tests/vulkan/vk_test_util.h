@@ -97,6 +97,19 @@ inline std::unique_ptr<WeightBuffer> upload(const Matrix& m, uint64_t max_chunk_
   return w.ok() ? std::move(*w) : nullptr;
 }
 
+// Phase clocks (shaders/phase_clock.glsl) in a host-visible buffer: clock `which` (0 the device's,
+// 1 the multiprocessor's) of `phase` of `workgroup`, and the workgroups that stored an entry.
+inline uint64_t phase_reading(const Buffer& clock, uint32_t workgroup, uint32_t phase, uint32_t which) {
+  const uint32_t* r = static_cast<const uint32_t*>(clock.mapped()) + (workgroup * 16 + phase) * 4 + 2 * which;
+  return uint64_t(r[0]) | uint64_t(r[1]) << 32;
+}
+inline uint32_t phase_workgroups(const Buffer& clock) {
+  const uint32_t max = uint32_t(clock.size_bytes() / (16 * 16));
+  uint32_t n = 0;
+  while (n < max && phase_reading(clock, n, 0, 0) != 0) ++n;
+  return n;
+}
+
 // Records with fn into the shared command buffer, submits and waits.
 template <typename Fn>
 void run(Fn&& fn) {
