@@ -25,7 +25,8 @@ nlohmann::ordered_json to_json(const vulkan::DeviceCaps& d, int default_index) {
           {"cooperative_matrix_khr", d.coopmat_khr},
           {"max_storage_buffer_range", d.max_storage_buffer_range},
           {"max_allocation_bytes", d.max_allocation_bytes},
-          {"shared_memory_bytes", d.max_compute_shared_bytes}};
+          {"shared_memory_bytes", d.max_compute_shared_bytes},
+          {"shader_clock", d.shader_clock}};
 }
 
 ZINC_REGISTER_COMMAND(devices, Command{"devices", "List the Vulkan devices and their capabilities", [](CLI::App& sub) {
