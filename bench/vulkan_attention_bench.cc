@@ -41,33 +41,25 @@ Status upload_ints(Context& c, std::unique_ptr<Buffer>& b, const std::vector<int
 }
 
 Context* context() {
-  static Context* c = [] {
-    auto* r = new Context();
-    r->open();
-    if (!r->device) return r;
-    const Device& d = *r->device;
-    auto make = [&](std::unique_ptr<Buffer>& b, uint64_t bytes) {
-      b = std::move(Buffer::create(d, bytes, MemoryKind::kDeviceLocal).value());
-    };
-    make(r->q, uint64_t(kTokens) * 8192 * 4);
-    make(r->out, uint64_t(kTokens) * 4096 * 4);
-    make(r->partials, 4 * ops::Attention::partial_floats(8, 64, 256, 32));
-    make(r->counters, 4 * ops::Attention::counter_words(8, 64));
-    make(r->kc, uint64_t(kMaxKeys) * kRow * 2);
-    make(r->vc, uint64_t(kMaxKeys) * kRow * 2);
-    bool ok = r->upload_random(*r->q, 1).ok() && r->upload_random(*r->kc, 2, true).ok() &&
-              r->upload_random(*r->vc, 3, true).ok();
+  static Context* c = open_context<Context>([](Context& r) {
+    r.q = r.make_buffer(uint64_t(kTokens) * 8192 * 4);
+    r.out = r.make_buffer(uint64_t(kTokens) * 4096 * 4);
+    r.partials = r.make_buffer(4 * ops::Attention::partial_floats(8, 64, 256, 32));
+    r.counters = r.make_buffer(4 * ops::Attention::counter_words(8, 64));
+    r.kc = r.make_buffer(uint64_t(kMaxKeys) * kRow * 2);
+    r.vc = r.make_buffer(uint64_t(kMaxKeys) * kRow * 2);
+    bool ok = r.upload_random(*r.q, 1).ok() && r.upload_random(*r.kc, 2, true).ok() &&
+              r.upload_random(*r.vc, 3, true).ok();
     const std::vector<float> zeros(ops::Attention::counter_words(8, 64), 0.f);
-    ok = ok && r->uploader->upload(*r->counters, 0, {reinterpret_cast<const uint8_t*>(zeros.data()), zeros.size() * 4}).ok();
+    ok = ok &&
+         r.uploader->upload(*r.counters, 0, {reinterpret_cast<const uint8_t*>(zeros.data()), zeros.size() * 4}).ok();
     // Prefill: token t of sequence 0 at position t; decode: sequence 0 (position set per case).
     // Both walk pages 0, 1, 2, ...
     std::vector<int32_t> prefill(2 * kTokens + kPages, 0), decode(16 + kPages, 0);
     for (uint32_t t = 0; t < kTokens; ++t) prefill[t] = int32_t(t);
     for (uint32_t i = 0; i < kPages; ++i) prefill[2 * kTokens + i] = decode[16 + i] = int32_t(i);
-    ok = ok && upload_ints(*r, r->prefill_step, prefill).ok() && upload_ints(*r, r->decode_step, decode).ok();
-    if (!ok) r->device.reset();
-    return r;
-  }();
+    return ok && upload_ints(r, r.prefill_step, prefill).ok() && upload_ints(r, r.decode_step, decode).ok();
+  });
   return c;
 }
 
@@ -185,10 +177,8 @@ void BM_DecodePhases(benchmark::State& state, Shape s, uint32_t depth) {
   if (!c.device->caps().shader_clock) return state.SkipWithError("no VK_KHR_shader_clock");
   constexpr uint32_t kMaxWorkgroups = 4096;
   constexpr uint64_t kClockBytes = uint64_t(kClockPhases) * 16 * kMaxWorkgroups;
-  static std::unique_ptr<Buffer> clock =
-      std::move(Buffer::create(*c.device, kClockBytes, MemoryKind::kDeviceLocal).value());
-  static std::unique_ptr<Buffer> host =
-      std::move(Buffer::create(*c.device, kClockBytes, MemoryKind::kHostVisible).value());
+  static std::unique_ptr<Buffer> clock = c.make_buffer(kClockBytes);
+  static std::unique_ptr<Buffer> host = c.make_buffer(kClockBytes, MemoryKind::kHostVisible);
   ops::AttentionOptions options;
   options.phase_clock = clock.get();
   static std::unique_ptr<ops::Attention> att = std::move(ops::Attention::create(*c.device, true, options).value());

@@ -45,6 +45,11 @@ struct BenchDevice {
     if (ts.ok()) timestamps = std::move(*ts);
   }
 
+  // A buffer of `bytes` (the benchmarks' sizes: a failure ends the run).
+  std::unique_ptr<Buffer> make_buffer(uint64_t bytes, MemoryKind kind = MemoryKind::kDeviceLocal) const {
+    return std::move(Buffer::create(*device, bytes, kind).value());
+  }
+
   // Fills b with normal(0, 1) values from `seed`: floats, or f16 halves with `halves`.
   Status upload_random(const Buffer& b, uint32_t seed, bool halves = false) const {
     std::mt19937 rng(seed);
@@ -59,6 +64,16 @@ struct BenchDevice {
     return uploader->upload(b, 0, {reinterpret_cast<const uint8_t*>(v.data()), v.size() * 4});
   }
 };
+
+// The benchmark binary's context C (a BenchDevice): opened, then set up by init(C&) where a device
+// opened; init returning false drops the device (the cases then skip).
+template <typename C, typename Init>
+C* open_context(Init&& init) {
+  auto* c = new C();
+  c->open();
+  if (c->device && !init(*c)) c->device.reset();
+  return c;
+}
 
 // A rows x cols matrix of `type` as stored in GGUF: 64 random rows, repeated (the kernels' speed
 // does not depend on the values).

@@ -32,18 +32,12 @@ struct Context : BenchDevice {
 };
 
 Context* context() {
-  static Context* c = [] {
-    auto* r = new Context();
-    r->open();
-    if (!r->device) return r;
-    auto make = [&](uint64_t bytes) {
-      return std::move(Buffer::create(*r->device, bytes, MemoryKind::kDeviceLocal).value());
-    };
-    r->x = make(512ull * kConvDim * 4);
-    r->y = make(512ull * kConvDim * 4);
-    r->act = make(512ull * kUsed * kFf * 4);
-    r->misc = make(512ull * kUsed * kEmbd * 4);
-    r->logits = make(512ull * kExperts * 4);
+  static Context* c = open_context<Context>([](Context& r) {
+    r.x = r.make_buffer(512ull * kConvDim * 4);
+    r.y = r.make_buffer(512ull * kConvDim * 4);
+    r.act = r.make_buffer(512ull * kUsed * kFf * 4);
+    r.misc = r.make_buffer(512ull * kUsed * kEmbd * 4);
+    r.logits = r.make_buffer(512ull * kExperts * 4);
     // Random expert ids (distinct per token) and routing weights, kIdSets tokens' worth.
     std::mt19937 rng(7);
     std::vector<int32_t> ids(size_t(kIdSets) * kUsed);
@@ -56,14 +50,14 @@ Context* context() {
     std::vector<float> w(ids.size(), 1.0f / kUsed), x(512ull * kConvDim);
     std::normal_distribution<float> nd;
     for (auto& v : x) v = nd(rng);
-    (void)r->uploader->upload(*r->x, 0, {reinterpret_cast<const uint8_t*>(x.data()), x.size() * 4});
-    (void)r->upload_random(*r->logits, 11);  // router logits for the routed cases
-    r->ids = make(ids.size() * 4);
-    r->weights = make(w.size() * 4);
-    (void)r->uploader->upload(*r->ids, 0, {reinterpret_cast<const uint8_t*>(ids.data()), ids.size() * 4});
-    (void)r->uploader->upload(*r->weights, 0, {reinterpret_cast<const uint8_t*>(w.data()), w.size() * 4});
-    return r;
-  }();
+    (void)r.uploader->upload(*r.x, 0, {reinterpret_cast<const uint8_t*>(x.data()), x.size() * 4});
+    (void)r.upload_random(*r.logits, 11);  // router logits for the routed cases
+    r.ids = r.make_buffer(ids.size() * 4);
+    r.weights = r.make_buffer(w.size() * 4);
+    (void)r.uploader->upload(*r.ids, 0, {reinterpret_cast<const uint8_t*>(ids.data()), ids.size() * 4});
+    (void)r.uploader->upload(*r.weights, 0, {reinterpret_cast<const uint8_t*>(w.data()), w.size() * 4});
+    return true;
+  });
   return c;
 }
 
@@ -171,12 +165,12 @@ void BM_DeltaNet(benchmark::State& state, uint32_t n_tokens, bool one_seq, Delta
   const uint32_t slot_floats = kLayers * (conv_floats + ssm_floats);
   static std::unique_ptr<Buffer> st, seq, seq0, small;
   if (!st) {
-    st = std::move(Buffer::create(*c.device, uint64_t(slot_floats) * 4 * 8, MemoryKind::kDeviceLocal).value());
-    seq = std::move(Buffer::create(*c.device, 64 * 4, MemoryKind::kDeviceLocal).value());
-    seq0 = std::move(Buffer::create(*c.device, 512 * 4, MemoryKind::kDeviceLocal).value());
+    st = c.make_buffer(uint64_t(slot_floats) * 4 * 8);
+    seq = c.make_buffer(64 * 4);
+    seq0 = c.make_buffer(512 * 4);
     std::vector<int32_t> zeros(512, 0);
     (void)c.uploader->upload(*seq0, 0, {reinterpret_cast<const uint8_t*>(zeros.data()), zeros.size() * 4});
-    small = std::move(Buffer::create(*c.device, 1 << 20, MemoryKind::kDeviceLocal).value());
+    small = c.make_buffer(1 << 20);
     std::vector<int32_t> s(64);
     for (int i = 0; i < 64; ++i) s[size_t(i)] = i % 8;
     std::vector<float> z(size_t(slot_floats) * 8, 0.01f);
@@ -218,13 +212,12 @@ void BM_MoeGemm(benchmark::State& state, TensorType type, uint32_t n_tokens, boo
   auto& w = stacked(type, int64_t(kExperts) * kFf, kEmbd, &bytes);
   static std::unique_ptr<Buffer> order, tiles, ids;
   if (!order) {
-    order = std::move(Buffer::create(*c.device, 512 * kUsed * 4, MemoryKind::kDeviceLocal).value());
-    tiles = std::move(Buffer::create(*c.device, 16 * ops::MoeGemm::max_tiles(512 * kUsed, kExperts),
-                                     MemoryKind::kDeviceLocal).value());
+    order = c.make_buffer(512 * kUsed * 4);
+    tiles = c.make_buffer(16 * ops::MoeGemm::max_tiles(512 * kUsed, kExperts));
     std::mt19937 rng(3);
     std::vector<int32_t> v(512 * kUsed);
     for (auto& e : v) e = int32_t(rng() % kExperts);
-    ids = std::move(Buffer::create(*c.device, v.size() * 4, MemoryKind::kDeviceLocal).value());
+    ids = c.make_buffer(v.size() * 4);
     (void)c.uploader->upload(*ids, 0, {reinterpret_cast<const uint8_t*>(v.data()), v.size() * 4});
   }
   const ops::MoeScratch scratch{{order.get()}, {tiles.get()}, {}};

@@ -23,15 +23,11 @@ struct Context : BenchDevice {
 };
 
 Context* context() {
-  static Context* c = [] {
-    auto* r = new Context();
-    r->open();
-    if (!r->device) return r;
-    const uint64_t act_bytes = 512ull * 14336 * 4;
-    r->x = std::move(Buffer::create(*r->device, act_bytes, MemoryKind::kDeviceLocal).value());
-    r->y = std::move(Buffer::create(*r->device, 512ull * 128256 * 4, MemoryKind::kDeviceLocal).value());
-    return r;
-  }();
+  static Context* c = open_context<Context>([](Context& r) {
+    r.x = r.make_buffer(512ull * 14336 * 4);
+    r.y = r.make_buffer(512ull * 128256 * 4);
+    return true;
+  });
   return c;
 }
 

@@ -28,20 +28,12 @@ struct Context : BenchDevice {
 };
 
 Context* context() {
-  static Context* c = [] {
-    auto* r = new Context();
-    r->open();
-    if (!r->device) return r;
-    const Device& d = *r->device;
-    r->x = std::move(Buffer::create(d, 14336 * 4, MemoryKind::kDeviceLocal).value());
-    r->y = std::move(Buffer::create(d, 14336 * 4, MemoryKind::kDeviceLocal).value());
-    r->norm = std::move(Buffer::create(d, 14336 * 4, MemoryKind::kDeviceLocal).value());
-    const uint64_t clock_bytes = ops::kPhaseClockBytes * kMaxWorkgroups;
-    r->clock = std::move(Buffer::create(d, clock_bytes, MemoryKind::kDeviceLocal).value());
-    r->clock_host = std::move(Buffer::create(d, clock_bytes, MemoryKind::kHostVisible).value());
-    if (!r->upload_random(*r->norm, 2).ok()) r->device.reset();
-    return r;
-  }();
+  static Context* c = open_context<Context>([](Context& r) {
+    for (auto* b : {&r.x, &r.y, &r.norm}) *b = r.make_buffer(14336 * 4);
+    r.clock = r.make_buffer(ops::kPhaseClockBytes * kMaxWorkgroups);
+    r.clock_host = r.make_buffer(ops::kPhaseClockBytes * kMaxWorkgroups, MemoryKind::kHostVisible);
+    return r.upload_random(*r.norm, 2).ok();
+  });
   return c;
 }
 

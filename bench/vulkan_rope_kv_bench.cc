@@ -29,31 +29,24 @@ struct Context : BenchDevice {
 };
 
 Context* context() {
-  static Context* c = [] {
-    auto* r = new Context();
-    r->open();
-    if (!r->device) return r;
-    const Device& d = *r->device;
-    r->kv_write = std::move(ops::KvWrite::create(d, true).value());
-    r->qk_norm = std::move(ops::QkNorm::create(d).value());
-    const uint64_t rows = uint64_t(kMaxTokens) * 8192 * 4;
-    for (auto* b : {&r->q, &r->k, &r->v}) *b = std::move(Buffer::create(d, rows, MemoryKind::kDeviceLocal).value());
-    r->weights = std::move(Buffer::create(d, 1024 * 4, MemoryKind::kDeviceLocal).value());
-    for (auto* b : {&r->kc, &r->vc})
-      *b = std::move(Buffer::create(d, uint64_t(kPages) * 16 * 1024 * 2, MemoryKind::kDeviceLocal).value());
+  static Context* c = open_context<Context>([](Context& r) {
+    const Device& d = *r.device;
+    r.kv_write = std::move(ops::KvWrite::create(d, true).value());
+    r.qk_norm = std::move(ops::QkNorm::create(d).value());
+    for (auto* b : {&r.q, &r.k, &r.v}) *b = r.make_buffer(uint64_t(kMaxTokens) * 8192 * 4);
+    r.weights = r.make_buffer(1024 * 4);
+    for (auto* b : {&r.kc, &r.vc}) *b = r.make_buffer(uint64_t(kPages) * 16 * 1024 * 2);
     uint32_t seed = 1;
-    for (const Buffer* b : {r->q.get(), r->k.get(), r->v.get(), r->weights.get()})
-      if (!r->upload_random(*b, seed++).ok()) r->device.reset();
+    for (const Buffer* b : {r.q.get(), r.k.get(), r.v.get(), r.weights.get()})
+      if (!r.upload_random(*b, seed++).ok()) return false;
     // Step data: token t of sequence 0 at position t, pages 0.., then a RoPE table.
     std::vector<int32_t> step(3 * kMaxTokens + kPages + kMaxTokens * 128);
     for (uint32_t t = 0; t < kMaxTokens; ++t) step[t] = int32_t(t);
     for (uint32_t i = 0; i < kPages; ++i) step[2 * kMaxTokens + i] = int32_t(i);
     for (size_t i = 2 * kMaxTokens + kPages; i < step.size(); ++i) step[i] = int32_t(0x3f000000);  // 0.5f
-    r->step = std::move(Buffer::create(d, step.size() * 4, MemoryKind::kDeviceLocal).value());
-    if (!r->uploader->upload(*r->step, 0, {reinterpret_cast<const uint8_t*>(step.data()), step.size() * 4}).ok())
-      r->device.reset();
-    return r;
-  }();
+    r.step = r.make_buffer(step.size() * 4);
+    return r.uploader->upload(*r.step, 0, {reinterpret_cast<const uint8_t*>(step.data()), step.size() * 4}).ok();
+  });
   return c;
 }
 
