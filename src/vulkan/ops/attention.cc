@@ -148,10 +148,6 @@ Status Attention::record(Commands& cmd, const AttentionArgs& a, const KvLayerBuf
                       layer.head_dim_v % 4 == 0 && dv4 > 0 && 128 % dv4 == 0;
   if (decode) {
     const bool merge = n_splits > 1 && counters;
-    const uint32_t groups = n_kv * ((group + 3) / 4 + (group > 8 ? 1 : 0)) * n_tokens * n_splits;  // at most
-    if (phase_clock_ && phase_clock_->size_bytes() < 256ull * groups)
-      return error("attention phase clock of %llu bytes for up to %u workgroups",
-                   (unsigned long long)phase_clock_->size_bytes(), groups);
     Push dp = push;
     dp.flags |= merge ? 4u : 0u;
     const BufferRange db[9] = {buffers[0], buffers[1], buffers[2], buffers[3], buffers[4], buffers[5],
@@ -162,8 +158,11 @@ Status Attention::record(Commands& cmd, const AttentionArgs& a, const KvLayerBuf
     // step), and a group of 8 in two workgroups doubles the workgroups of models with few KV heads.
     const uint32_t per_workgroup = group <= 8 ? 4 : kMaxG;
     const Pipeline& kernel = per_workgroup == 4 ? *decode4_ : *decode_;
-    cmd.dispatch(kernel, std::span(db, phase_clock_ ? 9 : 8), &dp, sizeof dp,
-                 n_kv * ((group + per_workgroup - 1) / per_workgroup), n_tokens, n_splits);
+    const uint32_t groups_x = n_kv * ((group + per_workgroup - 1) / per_workgroup);
+    if (phase_clock_ && phase_clock_->size_bytes() < 256ull * groups_x * n_tokens * n_splits)
+      return error("attention phase clock of %llu bytes for %u workgroups",
+                   (unsigned long long)phase_clock_->size_bytes(), groups_x * n_tokens * n_splits);
+    cmd.dispatch(kernel, std::span(db, phase_clock_ ? 9 : 8), &dp, sizeof dp, groups_x, n_tokens, n_splits);
     if (merge) return Status();
   } else {
     cmd.dispatch(*pipeline_, buffers, &push, sizeof push, n_kv * n_qsub, n_tokens, n_splits);
