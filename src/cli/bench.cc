@@ -1,11 +1,13 @@
-// zinc bench -m MODEL [-p 512] [-n 128] [-d DEPTH] [-r 3] [-t THREADS] [-o md|json]
+// zinc bench -m MODEL [-p 512] [-n 128] [-d DEPTH] [-c CTX] [-r 3] [-t THREADS] [-o md|json]
 // [--backend auto|cpu|vulkan] [--device N] [--profile]: prefill (pp) and decode (tg) throughput
 // like llama-bench: tokens per second, mean and standard deviation over repetitions after one
 // warm-up run, and for decode the effective weight bandwidth (weight bytes one token reads x
 // tokens/s: routed experts count only the k used, the embedding table one row). Decode is a
 // greedy chain from a random token (Runner::decode_greedy_chain: on Vulkan each step's argmax
 // feeds the next on the device and the next step is queued before this one is read back, as
-// `zinc run --temp 0` generates); on Vulkan also the GPU time of a decode step.
+// `zinc run --temp 0` generates); on Vulkan also the GPU time of a decode step. The KV cache holds
+// what the tests need (depth + max(-p, -n) + 1 tokens, as llama-bench sizes it) unless -c asks
+// for more, such as the 4096 tokens `zinc run` and `zinc serve` hold by default.
 // --profile (Vulkan): GPU time per op kind and per matrix product of one prefill chunk of -p tokens
 // and of one decode step, at the given depth (a barrier after every op), then the decode step as
 // it runs: GPU time per stage (the ops between two of its barriers, which run together).
@@ -29,6 +31,7 @@ namespace {
 struct BenchOptions {
   std::string model, output = "md", backend = "auto";
   int prompt = 512, gen = 128, depth = 0, reps = 3, threads = 0, device = -1;
+  int64_t ctx = 0;  // KV cache tokens; 0: what the tests need
   bool profile = false;
 };
 
@@ -185,8 +188,12 @@ int print_profile(engine::Runner& r, const std::vector<int32_t>& tokens, int dep
 }
 
 int run_bench(const BenchOptions& o) {
-  if (o.prompt < 0 || o.gen < 0 || o.depth < 0 || o.reps < 1)
-    return fail("-p, -n and -d must be >= 0 and -r >= 1");
+  if (o.prompt < 0 || o.gen < 0 || o.depth < 0 || o.ctx < 0 || o.reps < 1)
+    return fail("-p, -n, -d and -c must be >= 0 and -r >= 1");
+  const int64_t need = int64_t(o.depth) + std::max(o.prompt, o.gen) + 1;
+  if (o.ctx > 0 && o.ctx < need)
+    return fail("-c " + std::to_string(o.ctx) + ": the tests need " + std::to_string(need) +
+                " tokens of cache (-d + max(-p, -n) + 1)");
   if (o.output != "md" && o.output != "json") return fail("-o: expected md or json, got '" + o.output + "'");
   auto backend = engine::parse_backend(o.backend);
   if (!backend.ok()) return fail(backend.status().message());
@@ -196,7 +203,7 @@ int run_bench(const BenchOptions& o) {
   ro.backend = *backend;
   ro.device = o.device;
   ro.n_threads = o.threads;
-  ro.n_ctx = int64_t(o.depth) + std::max(o.prompt, o.gen) + 1;
+  ro.n_ctx = o.ctx > 0 ? o.ctx : need;
   auto runner = engine::Runner::create(**model, ro);
   if (!runner.ok()) return fail(runner.status().message());
   if (auto s = (*runner)->cache().add_sequence(); !s.ok()) return fail(s.status().message());
@@ -229,6 +236,7 @@ int run_bench(const BenchOptions& o) {
       j["model_size"] = uint64_t(size_bytes);
       j["backend"] = (*runner)->backend_name();
       j["n_threads"] = threads;
+      j["n_ctx"] = ro.n_ctx;
       j["test"] = r.test;
       j["avg_ts"] = r.avg_ts;
       j["stddev_ts"] = r.stddev_ts;
@@ -257,6 +265,7 @@ ZINC_REGISTER_COMMAND(bench, Command{"bench", "Measure prefill and decode throug
                                        sub.add_option("-p,--n-prompt", o->prompt, "Prompt tokens, one batch (0: skip)")->capture_default_str();
                                        sub.add_option("-n,--n-gen", o->gen, "Generated tokens, one per step (0: skip)")->capture_default_str();
                                        sub.add_option("-d,--depth", o->depth, "Tokens already in the cache before each test")->capture_default_str();
+                                       sub.add_option("-c,--ctx-size", o->ctx, "KV cache size in tokens (0: what the tests need)")->capture_default_str();
                                        sub.add_option("-r,--repetitions", o->reps, "Timed runs per test")->capture_default_str();
                                        sub.add_option("-t,--threads", o->threads, "CPU threads (0: all)")->capture_default_str();
                                        sub.add_option("-o,--output", o->output, "md or json")->capture_default_str();

@@ -83,5 +83,22 @@ TEST(BenchCommand, JsonHasOneObjectPerTest) {
   EXPECT_EQ(md.find("tg"), std::string::npos) << md;
 }
 
+TEST(BenchCommand, ContextSizeSetsTheCacheOrIsRefused) {
+  ZINC_REQUIRE_TEST_DATA();
+  const std::string bench = zinc_binary() + " bench -m " + data_path("models/stories260K.gguf") + " -p 8 -n 4 -d 4 -r 1 -t 1";
+  std::string out;
+  ASSERT_EQ(run_command(bench + " -c 512 -o json 2>/dev/null", &out), 0) << out;
+  const auto j = nlohmann::json::parse(out);
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[1]["test"], "tg4@d4");
+  EXPECT_EQ(j[1]["n_ctx"], 512);
+  ASSERT_EQ(run_command(bench + " -o json 2>/dev/null", &out), 0) << out;
+  EXPECT_EQ(nlohmann::json::parse(out)[0]["n_ctx"], 13);  // -d 4 + max(8, 4) + 1
+  EXPECT_EQ(run_command(bench + " -c 12", &out), 1);
+  EXPECT_NE(out.find("-c 12: the tests need 13 tokens of cache"), std::string::npos) << out;
+  EXPECT_EQ(run_command(bench + " -c -1", &out), 1);
+  EXPECT_NE(out.find("must be >= 0"), std::string::npos) << out;
+}
+
 }  // namespace
 }  // namespace zinc::test
