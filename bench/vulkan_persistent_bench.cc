@@ -1,0 +1,134 @@
+// Dependent decode products three ways (shaders/persistent_probe.comp: four Llama-3-8B layers of
+// 4-bit matrix-vector products, about 109 MB a layer): one dispatch per product with a pipeline
+// barrier between ("barriers"); one dispatch per product with no barrier, each workgroup waiting
+// in the shader for the workgroups of the products before ("handoff"); and one persistent
+// dispatch whose workgroups meet at a grid barrier between products ("persistent"). Measures what
+// a decode step would gain from each before anything is built on it; "us/layer" is the time of
+// one layer's four products, and "check" (a sum of outputs after one chain) must agree between
+// cases. The waiting cases need every waiting workgroup resident; a case whose workgroups gave
+// up waiting reports an error. Vulkan promises no forward progress between workgroups: on
+// lavapipe the persistent cases finish with a wrong check (not understood), so their figures
+// there mean nothing; on the H200 up to 132 workgroups are resident (ARCHITECTURE.md, session 15).
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "vulkan_gpu_timer.h"
+#include "vulkan/pipeline.h"
+
+namespace zinc::vulkan {
+namespace {
+
+constexpr uint32_t kLayers = 4, kPhases = 4 * kLayers;
+constexpr uint64_t kLayerBytes = ((6144ull + 4096 + 28672) * 4096 + 4096ull * 14336) / 2;
+constexpr uint32_t kRows[4] = {6144, 4096, 28672, 4096};
+
+struct Context : BenchDevice {
+  std::unique_ptr<Buffer> weights, act, sync, readback;
+};
+
+Context* context() {
+  static Context* c = open_context<Context>([](Context& c) {
+    c.weights = c.make_buffer(kLayerBytes * kLayers);
+    c.act = c.make_buffer(64 << 10 << 2);
+    c.sync = c.make_buffer(256);
+    c.readback = c.make_buffer(256, MemoryKind::kHostVisible);
+    std::vector<uint8_t> codes(1 << 24);  // uniform 4-bit codes, repeated
+    std::mt19937 rng(1);
+    for (auto& b : codes) b = uint8_t(rng());
+    for (uint64_t off = 0; off < kLayerBytes * kLayers; off += codes.size()) {
+      const uint64_t n = std::min<uint64_t>(codes.size(), kLayerBytes * kLayers - off);
+      if (!c.uploader->upload(*c.weights, off, {codes.data(), n}).ok()) return false;
+    }
+    return true;
+  });
+  return c;
+}
+
+struct Push {
+  uint32_t first_phase, n_phases, epoch, wait_target;
+};
+
+enum class Mode : uint32_t { kBarriers = 0, kPersistent = 1, kHandoff = 2 };
+
+// groups: the persistent dispatch's workgroups; for the others a cap on each product's (0: one
+// workgroup per block of rows).
+void BM_Chain(benchmark::State& state, Mode mode, bool prefetch, uint32_t groups, uint32_t threads) {
+  Context& c = *context();
+  if (!c.device) return state.SkipWithError("no Vulkan device");
+  const uint32_t block_rows = 2 * threads / c.device->caps().subgroup_size;
+  PipelineDesc desc{"persistent_probe", 3, sizeof(Push), {uint32_t(mode), prefetch ? 1u : 0u, threads}, 0, true};
+  auto pipe = Pipeline::create(*c.device, desc);
+  if (!pipe.ok()) return state.SkipWithError(pipe.status().message().c_str());
+  const BufferRange bufs[3] = {{c.weights.get()}, {c.act.get()}, {c.sync.get()}};
+  uint32_t phase_groups[kPhases], chain_groups = 0;
+  for (uint32_t ph = 0; ph < kPhases; ++ph) {
+    const uint32_t blocks = kRows[ph % 4] / block_rows;
+    phase_groups[ph] = groups ? std::min(groups, blocks) : blocks;
+    chain_groups += phase_groups[ph];
+  }
+  auto record_chain = [&](Commands& cmd, uint32_t epoch) {
+    if (mode == Mode::kPersistent) {
+      const Push push{0, kPhases, epoch, 0};
+      cmd.dispatch(**pipe, bufs, &push, sizeof(push), groups);
+      return ok_status();
+    }
+    uint32_t done = epoch * chain_groups;
+    for (uint32_t ph = 0; ph < kPhases; ++ph) {
+      if (ph && mode == Mode::kBarriers) cmd.compute_barrier();
+      const Push push{ph, 1, epoch, done};
+      cmd.dispatch(**pipe, bufs, &push, sizeof(push), phase_groups[ph]);
+      done += phase_groups[ph];
+    }
+    return ok_status();
+  };
+  // One chain from the same x and a fresh counter: every case must give the same "check".
+  if (!c.upload_random(*c.act, 2).ok() || !c.commands->begin().ok()) return state.SkipWithError("setup");
+  c.commands->zero(*c.sync, 0, 256);
+  c.commands->barrier();
+  if (!record_chain(*c.commands, 0).ok()) return state.SkipWithError("record");
+  c.commands->barrier();
+  c.commands->copy(*c.act, 0, *c.readback, 64, 128);
+  c.commands->barrier();
+  if (!c.commands->end().ok() || !c.commands->submit_and_wait().ok()) return state.SkipWithError("first chain");
+  float y[32];
+  std::memcpy(y, static_cast<const uint8_t*>(c.readback->mapped()) + 64, sizeof(y));
+  double sum = 0;
+  for (float v : y) sum += std::fabs(v);
+  time_gpu(state, *c.commands, c.timestamps.get(), 5, double(kLayerBytes * kLayers), 0,
+           [&](Commands& cmd, int i) { return record_chain(cmd, uint32_t(i) + 1); });
+  state.counters["us/layer"] = state.counters["us"] / kLayers;
+  state.counters["check"] = sum;
+  if (!c.commands->begin().ok()) return;
+  c.commands->copy(*c.sync, 0, *c.readback, 0, 16);
+  c.commands->barrier();
+  if (!c.commands->end().ok() || !c.commands->submit_and_wait().ok()) return;
+  uint32_t words[4];
+  std::memcpy(words, c.readback->mapped(), sizeof(words));
+  if (words[1] != 0) state.SkipWithError("a workgroup gave up waiting (not all resident?)");
+}
+
+int register_all() {
+  auto add = [](const std::string& name, Mode mode, bool prefetch, uint32_t groups, uint32_t threads) {
+    gpu_timed(benchmark::RegisterBenchmark(
+        ("chain/" + name + "/t" + std::to_string(threads) + "_groups_" + std::to_string(groups)).c_str(), BM_Chain,
+        mode, prefetch, groups, threads));
+  };
+  for (uint32_t t : {256u, 512u}) {
+    for (uint32_t g : {0u, 264u, 528u}) add("barriers", Mode::kBarriers, false, g, t);
+    for (uint32_t g : {0u, 264u}) add("handoff", Mode::kHandoff, false, g, t);
+  }
+  // The H200 has 132 multiprocessors: 133 or 264 workgroups test how many stay resident.
+  for (uint32_t t : {256u, 512u, 1024u})
+    for (uint32_t g : {132u, 133u, 264u}) add("persistent", Mode::kPersistent, false, g, t);
+  add("persistent_prefetch", Mode::kPersistent, true, 132, 256);
+  return 0;
+}
+const int kRegistered = register_all();
+
+}  // namespace
+}  // namespace zinc::vulkan

@@ -1,0 +1,142 @@
+#version 450
+// Measurement only (bench/vulkan_persistent_bench.cc): what a decode step would gain if its
+// dependent products met at a grid barrier inside one dispatch instead of a pipeline barrier
+// between dispatches. A chain of matrix-vector phases shaped as Llama-3-8B decode layers
+// (q/k/v 6144x4096, o 4096x4096, gate/up 28672x4096, down 4096x14336; 4-bit codes, half a
+// byte a weight, each layer its own weights), every phase reading the previous one's output.
+// kMode 0: one dispatch per phase (first_phase, n_phases = 1), pipeline barriers between.
+// kMode 1: all phases in one dispatch of workgroups that must all be resident; between phases
+// each counts itself in `arrived` and waits until every workgroup has (a grid barrier).
+// kMode 2: one dispatch per phase with no barrier between: each workgroup waits until every
+// workgroup of the earlier phases has counted itself (dispatches launch in order on NVIDIA).
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+
+layout(local_size_x_id = 2) in;  // 256, 512 or 1024
+layout(constant_id = 0) const uint kMode = 0;  // 0: dispatches and barriers, 1: persistent, 2: handoff
+// Persistent only: before the grid barrier, each workgroup reads its first rows of the next
+// phase (into the L2 cache; the words are folded into one register kept across the barrier).
+layout(constant_id = 1) const uint kPrefetch = 0;
+
+layout(std430, binding = 0) readonly buffer W { uvec4 w[]; };
+layout(std430, binding = 1) coherent buffer Act { float act[]; };
+layout(std430, binding = 2) coherent buffer Sync { uint arrived; uint failed; uint sink; };
+
+layout(push_constant) uniform Push {
+  uint first_phase;
+  uint n_phases;
+  uint epoch;        // persistent: recordings run so far with this Sync buffer
+  uint wait_target;  // handoff: workgroups of earlier phases that must have arrived
+} p;
+
+const uint kLayerWords = (6144u + 4096u + 28672u) * 128u + 4096u * 448u;  // uvec4 a layer
+shared uint xs[7168];  // x as f16 pairs, up to 14336 columns
+
+struct Shape {
+  uint rows, cols, x_off, y_off, w_off;
+};
+
+Shape shape(uint phase) {
+  const uint layer = phase / 4u, k = phase % 4u;
+  const uint base = layer * kLayerWords;
+  if (k == 0u) return Shape(6144u, 4096u, 0u, 4096u, base);
+  if (k == 1u) return Shape(4096u, 4096u, 4096u, 16384u, base + 6144u * 128u);
+  if (k == 2u) return Shape(28672u, 4096u, 16384u, 32768u, base + 10240u * 128u);
+  return Shape(4096u, 14336u, 32768u, 0u, base + 38912u * 128u);
+}
+
+float dot32(uvec4 u, uint idx) {
+  float s = 0.0;
+  for (uint k = 0u; k < 4u; ++k)
+    for (uint m = 0u; m < 4u; ++m) {
+      const vec2 xv = unpackHalf2x16(xs[idx * 16u + k * 4u + m]);
+      s += (float((u[k] >> (8u * m)) & 15u) - 7.5) * xv.x + (float((u[k] >> (8u * m + 4u)) & 15u) - 7.5) * xv.y;
+    }
+  return s;
+}
+
+void run_phase(uint phase, uint group, uint n_groups) {
+  const Shape s = shape(phase);
+  const uint tid = gl_LocalInvocationIndex;
+  for (uint i = tid; i < s.cols / 2u; i += gl_WorkGroupSize.x)
+    xs[i] = packHalf2x16(vec2(act[s.x_off + 2u * i], act[s.x_off + 2u * i + 1u]));
+  barrier();
+  const uint nv = s.cols / 32u, lane = gl_SubgroupInvocationID, sg = gl_SubgroupSize;
+  const float scale = 0.2157 * inversesqrt(float(s.cols));  // keeps x's scale: codes' rms is 4.64
+  for (uint block = group; block < s.rows / (2u * gl_NumSubgroups); block += n_groups) {
+    const uint r0 = block * 2u * gl_NumSubgroups + gl_SubgroupID * 2u;
+    const uint b0 = s.w_off + r0 * nv, b1 = b0 + nv;
+    float a0 = 0.0, a1 = 0.0;
+    for (uint i = lane; i < nv; i += 2u * sg) {
+      const bool two = i + sg < nv;
+      const uvec4 u0 = w[b0 + i], v0 = w[b1 + i];
+      const uvec4 u1 = two ? w[b0 + i + sg] : uvec4(0x88888888u) /* zeros after -7.5: unused */;
+      const uvec4 v1 = two ? w[b1 + i + sg] : uvec4(0x88888888u) /* zeros after -7.5: unused */;
+      a0 += dot32(u0, i) + (two ? dot32(u1, i + sg) : 0.0);
+      a1 += dot32(v0, i) + (two ? dot32(v1, i + sg) : 0.0);
+    }
+    a0 = subgroupAdd(a0);
+    a1 = subgroupAdd(a1);
+    if (lane == 0u) {
+      act[s.y_off + r0] = a0 * scale;
+      act[s.y_off + r0 + 1u] = a1 * scale;
+    }
+  }
+}
+
+// The first block's rows of `phase` for this workgroup, folded into one word.
+uint touch(uint phase, uint group) {
+  const Shape s = shape(phase);
+  const uint nv = s.cols / 32u, r0 = (group * gl_NumSubgroups + gl_SubgroupID) * 2u;
+  if (r0 >= s.rows) return 0u;
+  uint t = 0u;
+  for (uint i = gl_SubgroupInvocationID; i < 2u * nv; i += gl_SubgroupSize) {
+    const uvec4 u = w[s.w_off + r0 * nv + i];
+    t ^= u.x ^ u.y ^ u.z ^ u.w;
+  }
+  return t;
+}
+
+// Invocation 0 waits until `arrived` reaches target. It gives up after 2^20 polls, or at once
+// where another has given up, and sets `failed`: a case that fails ends soon, with wrong values.
+void wait_for(uint target) {
+  if (gl_LocalInvocationIndex == 0u) {
+    uint n = 0u;
+    while (atomicAdd(arrived, 0u) < target) {
+      if ((++n & 1023u) == 0u && (n >= (1u << 20) || atomicAdd(failed, 0u) != 0u)) {
+        atomicOr(failed, 1u);
+        break;
+      }
+    }
+  }
+  memoryBarrierBuffer();
+  barrier();
+}
+
+// This workgroup's writes made visible, then counted.
+void arrive() {
+  memoryBarrierBuffer();
+  barrier();
+  if (gl_LocalInvocationIndex == 0u) atomicAdd(arrived, 1u);
+}
+
+void main() {
+  const uint group = gl_WorkGroupID.x, n_groups = gl_NumWorkGroups.x;
+  if (kMode == 0u) {
+    run_phase(p.first_phase, group, n_groups);
+  } else if (kMode == 2u) {
+    wait_for(p.wait_target);
+    run_phase(p.first_phase, group, n_groups);
+    arrive();
+  } else {
+    for (uint k = 0u; k < p.n_phases; ++k) {
+      const uint phase = p.first_phase + k;
+      run_phase(phase, group, n_groups);
+      if (k + 1u == p.n_phases) break;
+      const uint t = kPrefetch != 0u ? touch(phase + 1u, group) : 0u;
+      arrive();
+      wait_for((p.epoch * (p.n_phases - 1u) + k + 1u) * n_groups);
+      if (t == 0x9e3779b9u) sink = t;
+    }
+  }
+}
