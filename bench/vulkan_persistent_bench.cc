@@ -8,7 +8,8 @@
 // cases. The waiting cases need every waiting workgroup resident; a case whose workgroups gave
 // up waiting reports an error. Vulkan promises no forward progress between workgroups: on
 // lavapipe the persistent cases finish with a wrong check (not understood), so their figures
-// there mean nothing; on the H200 up to 132 workgroups are resident (ARCHITECTURE.md, session 15).
+// there mean nothing; on the H200 one workgroup a multiprocessor stays resident (132; ARCHITECTURE.md,
+// session 15), one more does not.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -55,12 +56,17 @@ struct Push {
 
 enum class Mode : uint32_t { kBarriers = 0, kPersistent = 1, kHandoff = 2 };
 
-// groups: the persistent dispatch's workgroups; for the others a cap on each product's (0: one
-// workgroup per block of rows).
+// groups: for the persistent dispatch 0, 1, 2 (see below); for the others a cap on each
+// product's workgroups (0: one workgroup per block of rows).
 void BM_Chain(benchmark::State& state, Mode mode, bool prefetch, uint32_t groups, uint32_t threads) {
   Context& c = *context();
   if (!c.device) return state.SkipWithError("no Vulkan device");
   const uint32_t block_rows = 2 * threads / c.device->caps().subgroup_size;
+  if (mode == Mode::kPersistent) {  // groups: 0 one workgroup a multiprocessor, 1 one more, 2 two each
+    const uint32_t cu = c.device->caps().compute_units;
+    if (cu == 0) return state.SkipWithError("the driver does not report its multiprocessors");
+    groups = groups == 0 ? cu : groups == 1 ? cu + 1 : 2 * cu;
+  }
   PipelineDesc desc{"persistent_probe", 3, sizeof(Push), {uint32_t(mode), prefetch ? 1u : 0u, threads}, 0, true};
   auto pipe = Pipeline::create(*c.device, desc);
   if (!pipe.ok()) return state.SkipWithError(pipe.status().message().c_str());
@@ -122,10 +128,14 @@ int register_all() {
     for (uint32_t g : {0u, 264u, 528u}) add("barriers", Mode::kBarriers, false, g, t);
     for (uint32_t g : {0u, 264u}) add("handoff", Mode::kHandoff, false, g, t);
   }
-  // The H200 has 132 multiprocessors: 133 or 264 workgroups test how many stay resident.
+  // One workgroup a multiprocessor, one more, and two each: how many stay resident.
+  const char* kGrids[] = {"cu", "cu+1", "2cu"};
   for (uint32_t t : {256u, 512u, 1024u})
-    for (uint32_t g : {132u, 133u, 264u}) add("persistent", Mode::kPersistent, false, g, t);
-  add("persistent_prefetch", Mode::kPersistent, true, 132, 256);
+    for (uint32_t g : {0u, 1u, 2u})
+      gpu_timed(benchmark::RegisterBenchmark(("chain/persistent/t" + std::to_string(t) + "_groups_" + kGrids[g]).c_str(),
+                                             BM_Chain, Mode::kPersistent, false, g, t));
+  gpu_timed(benchmark::RegisterBenchmark("chain/persistent_prefetch/t256_groups_cu", BM_Chain, Mode::kPersistent, true,
+                                         0u, 256u));
   return 0;
 }
 const int kRegistered = register_all();

@@ -26,6 +26,7 @@ nlohmann::ordered_json to_json(const vulkan::DeviceCaps& d, int default_index) {
           {"max_storage_buffer_range", d.max_storage_buffer_range},
           {"max_allocation_bytes", d.max_allocation_bytes},
           {"shared_memory_bytes", d.max_compute_shared_bytes},
+          {"compute_units", d.compute_units},
           {"shader_clock", d.shader_clock}};
 }
 
@@ -59,9 +60,11 @@ ZINC_REGISTER_COMMAND(devices, Command{"devices", "List the Vulkan devices and t
                   double(d.device_local_bytes) / (1 << 30), d.subgroup_size, d.min_subgroup_size, d.max_subgroup_size,
                   d.fp16 ? "yes" : "no", d.int8 ? "yes" : "no", d.int8_dot ? "yes" : "no", d.coopmat_nv ? "yes" : "no",
                   d.coopmat_khr ? "yes" : "no");
-      std::printf("   max buffer range %.0f MiB, max allocation %.0f MiB, shared memory %u KiB, shader clock %s\n",
+      std::printf("   max buffer range %.0f MiB, max allocation %.0f MiB, shared memory %u KiB, shader clock %s",
                   double(d.max_storage_buffer_range) / (1 << 20), double(d.max_allocation_bytes) / (1 << 20),
                   d.max_compute_shared_bytes / 1024, d.shader_clock ? "yes" : "no");
+      if (d.compute_units) std::printf(", compute units %u", d.compute_units);
+      std::printf("\n");
     }
     return 0;
   };

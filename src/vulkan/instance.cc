@@ -32,8 +32,27 @@ DeviceCaps probe(const Api& api, VkPhysicalDevice pd, int index) {
   VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES, &driver};
   VkPhysicalDeviceSubgroupSizeControlProperties size_control{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES, &subgroup};
-  VkPhysicalDeviceMaintenance3Properties maint3{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES,
+  VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV,
+                                                  &size_control};
+  VkPhysicalDeviceShaderCorePropertiesAMD amd{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_AMD,
+                                              &size_control};
+  VkPhysicalDeviceShaderCoreProperties2AMD amd2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_2_AMD,
                                                 &size_control};
+  // Chained only where the device has the extension (unknown structures are not allowed).
+  void* units = &size_control;
+  if (c.has_extension("VK_NV_shader_sm_builtins")) {
+    sm.pNext = units;
+    units = &sm;
+  }
+  if (c.has_extension("VK_AMD_shader_core_properties")) {
+    amd.pNext = units;
+    units = &amd;
+  }
+  if (c.has_extension("VK_AMD_shader_core_properties2")) {
+    amd2.pNext = units;
+    units = &amd2;
+  }
+  VkPhysicalDeviceMaintenance3Properties maint3{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES, units};
   VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &maint3};
   api.vkGetPhysicalDeviceProperties2(pd, &props);
   const auto& p = props.properties;
@@ -52,6 +71,11 @@ DeviceCaps probe(const Api& api, VkPhysicalDevice pd, int index) {
   c.max_compute_shared_bytes = p.limits.maxComputeSharedMemorySize;
   c.max_workgroup_invocations = p.limits.maxComputeWorkGroupInvocations;
   c.timestamp_period_ns = p.limits.timestampPeriod;
+  if (c.has_extension("VK_NV_shader_sm_builtins")) c.compute_units = sm.shaderSMCount;
+  if (c.has_extension("VK_AMD_shader_core_properties"))
+    c.compute_units = amd.shaderEngineCount * amd.shaderArraysPerEngineCount * amd.computeUnitsPerShaderArray;
+  if (c.has_extension("VK_AMD_shader_core_properties2") && amd2.activeComputeUnitCount)
+    c.compute_units = amd2.activeComputeUnitCount;
 
   VkPhysicalDeviceShaderIntegerDotProductFeatures dot{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};

@@ -37,6 +37,10 @@ struct DeviceCaps {
   uint64_t min_storage_offset_alignment = 0;  // binding offsets must be multiples of this
   uint32_t max_compute_shared_bytes = 0;
   uint32_t max_workgroup_invocations = 0;
+  // Multiprocessors: NVIDIA SMs (VK_NV_shader_sm_builtins) or AMD compute units
+  // (VK_AMD_shader_core_properties(2)); 0 where the driver does not say. How many workgroups a
+  // dispatch can keep resident at once depends on it.
+  uint32_t compute_units = 0;
   bool timestamps = false;
   float timestamp_period_ns = 0;
   uint32_t compute_queue_family = UINT32_MAX;

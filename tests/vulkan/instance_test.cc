@@ -21,5 +21,20 @@ TEST(VulkanInstance, FindsAComputeDevice) {
   EXPECT_NE(d.compute_queue_family, UINT32_MAX);
 }
 
+// Multiprocessors are known exactly where a vendor extension reports them.
+TEST(VulkanInstance, ComputeUnitsOnlyWhereTheDriverSays) {
+  auto inst = Instance::create();
+  ASSERT_TRUE(inst.ok()) << inst.status().message();
+  for (const DeviceCaps& d : (*inst)->devices()) {
+    const bool reported = d.has_extension("VK_NV_shader_sm_builtins") ||
+                          d.has_extension("VK_AMD_shader_core_properties") ||
+                          d.has_extension("VK_AMD_shader_core_properties2");
+    if (reported)
+      EXPECT_GT(d.compute_units, 0u) << d.name;
+    else
+      EXPECT_EQ(d.compute_units, 0u) << d.name;
+  }
+}
+
 }  // namespace
 }  // namespace zinc::vulkan
