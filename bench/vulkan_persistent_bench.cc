@@ -6,10 +6,11 @@
 // a decode step would gain from each before anything is built on it; "us/layer" is the time of
 // one layer's four products, and "check" (a sum of outputs after one chain) must agree between
 // cases. The waiting cases need every waiting workgroup resident; a case whose workgroups gave
-// up waiting reports an error. Vulkan promises no forward progress between workgroups: on
-// lavapipe the persistent cases finish with a wrong check (not understood), so their figures
-// there mean nothing; on the H200 one workgroup a multiprocessor stays resident (132; ARCHITECTURE.md,
-// session 15), one more does not.
+// up waiting reports an error. Vulkan promises no forward progress between workgroups. The
+// persistent grid is sized from DeviceCaps::compute_units, so where the driver does not report
+// them (lavapipe) those cases skip; with 132 workgroups lavapipe finished them with a wrong check
+// and no error (not understood). On the H200 one workgroup a multiprocessor stays resident (132;
+// ARCHITECTURE.md, session 15), one more does not.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
