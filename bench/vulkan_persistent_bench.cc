@@ -59,7 +59,7 @@ enum class Mode : uint32_t { kBarriers = 0, kPersistent = 1, kHandoff = 2 };
 
 // groups: for the persistent dispatch 0, 1, 2 (see below); for the others a cap on each
 // product's workgroups (0: one workgroup per block of rows).
-void BM_Chain(benchmark::State& state, Mode mode, bool prefetch, uint32_t groups, uint32_t threads) {
+void BM_Chain(benchmark::State& state, Mode mode, bool prefetch, uint32_t groups, uint32_t threads, bool int8) {
   Context& c = *context();
   if (!c.device) return state.SkipWithError("no Vulkan device");
   const uint32_t block_rows = 2 * threads / c.device->caps().subgroup_size;
@@ -68,7 +68,8 @@ void BM_Chain(benchmark::State& state, Mode mode, bool prefetch, uint32_t groups
     if (cu == 0) return state.SkipWithError("the driver does not report its multiprocessors");
     groups = groups == 0 ? cu : groups == 1 ? cu + 1 : 2 * cu;
   }
-  PipelineDesc desc{"persistent_probe", 3, sizeof(Push), {uint32_t(mode), prefetch ? 1u : 0u, threads}, 0, true};
+  PipelineDesc desc{int8 ? "persistent_probe_int8" : "persistent_probe", 3, sizeof(Push),
+                    {uint32_t(mode), prefetch ? 1u : 0u, threads}, 0, true};
   auto pipe = Pipeline::create(*c.device, desc);
   if (!pipe.ok()) return state.SkipWithError(pipe.status().message().c_str());
   const BufferRange bufs[3] = {{c.weights.get()}, {c.act.get()}, {c.sync.get()}};
@@ -119,24 +120,58 @@ void BM_Chain(benchmark::State& state, Mode mode, bool prefetch, uint32_t groups
   if (words[1] != 0) state.SkipWithError("a workgroup gave up waiting (not all resident?)");
 }
 
+// One kind of product alone (0 q/k/v, 1 o, 2 gate/up, 3 down), its four layers' copies in turn
+// with a barrier after each: the phase code's speed on that shape, beside vulkan_ops_bench's
+// matvec cases of the real kernels.
+void BM_Product(benchmark::State& state, uint32_t kind, uint32_t groups, uint32_t threads, bool int8) {
+  Context& c = *context();
+  if (!c.device) return state.SkipWithError("no Vulkan device");
+  const uint32_t block_rows = 2 * threads / c.device->caps().subgroup_size;
+  PipelineDesc desc{int8 ? "persistent_probe_int8" : "persistent_probe", 3, sizeof(Push), {0u, 0u, threads}, 0, true};
+  auto pipe = Pipeline::create(*c.device, desc);
+  if (!pipe.ok()) return state.SkipWithError(pipe.status().message().c_str());
+  const BufferRange bufs[3] = {{c.weights.get()}, {c.act.get()}, {c.sync.get()}};
+  const uint32_t blocks = kRows[kind] / block_rows, n_groups = groups ? std::min(groups, blocks) : blocks;
+  const uint64_t cols = kind == 3 ? 14336 : 4096;
+  time_gpu(state, *c.commands, c.timestamps.get(), 20, double(kRows[kind] * cols / 2), 0, [&](Commands& cmd, int i) {
+    const Push push{4 * uint32_t(i % 4) + kind, 1, 0, 0};
+    cmd.dispatch(**pipe, bufs, &push, sizeof(push), n_groups);
+    return ok_status();
+  });
+}
+
 int register_all() {
-  auto add = [](const std::string& name, Mode mode, bool prefetch, uint32_t groups, uint32_t threads) {
-    gpu_timed(benchmark::RegisterBenchmark(
-        ("chain/" + name + "/t" + std::to_string(threads) + "_groups_" + std::to_string(groups)).c_str(), BM_Chain,
-        mode, prefetch, groups, threads));
-  };
-  for (uint32_t t : {256u, 512u}) {
-    for (uint32_t g : {0u, 264u, 528u}) add("barriers", Mode::kBarriers, false, g, t);
-    for (uint32_t g : {0u, 264u}) add("handoff", Mode::kHandoff, false, g, t);
+  // Phase code: x in f16 and float products, or x in int8 and integer dot products (as the
+  // staged matvec; about twice as fast).
+  for (bool int8 : {false, true}) {
+    const std::string code = int8 ? "int8/" : "f16/";
+    auto add = [&](const std::string& name, Mode mode, bool prefetch, uint32_t groups, const std::string& grid,
+                   uint32_t threads) {
+      gpu_timed(benchmark::RegisterBenchmark(
+          ("chain/" + code + name + "/t" + std::to_string(threads) + "_groups_" + grid).c_str(), BM_Chain, mode,
+          prefetch, groups, threads, int8));
+    };
+    for (uint32_t t : {256u, 512u}) {
+      for (uint32_t g : {0u, 264u, 528u}) add("barriers", Mode::kBarriers, false, g, std::to_string(g), t);
+      for (uint32_t g : {0u, 264u}) add("handoff", Mode::kHandoff, false, g, std::to_string(g), t);
+    }
+    // One workgroup a multiprocessor, one more, and two each: how many stay resident.
+    const char* kGrids[] = {"cu", "cu+1", "2cu"};
+    for (uint32_t t : {256u, 512u, 1024u})
+      for (uint32_t g : {0u, 1u, 2u}) {
+        if (int8 && g) continue;
+        add("persistent", Mode::kPersistent, false, g, kGrids[g], t);
+      }
+    if (!int8) add("persistent_prefetch", Mode::kPersistent, true, 0, "cu", 256);
   }
-  // One workgroup a multiprocessor, one more, and two each: how many stay resident.
-  const char* kGrids[] = {"cu", "cu+1", "2cu"};
-  for (uint32_t t : {256u, 512u, 1024u})
-    for (uint32_t g : {0u, 1u, 2u})
-      gpu_timed(benchmark::RegisterBenchmark(("chain/persistent/t" + std::to_string(t) + "_groups_" + kGrids[g]).c_str(),
-                                             BM_Chain, Mode::kPersistent, false, g, t));
-  gpu_timed(benchmark::RegisterBenchmark("chain/persistent_prefetch/t256_groups_cu", BM_Chain, Mode::kPersistent, true,
-                                         0u, 256u));
+  const char* kKinds[] = {"qkv_6144x4096", "o_4096x4096", "gate_up_28672x4096", "down_4096x14336"};
+  for (uint32_t kind = 0; kind < 4; ++kind)
+    for (uint32_t t : {256u, 512u})
+      for (uint32_t g : {0u, 264u})
+        gpu_timed(benchmark::RegisterBenchmark(("product/int8/" + std::string(kKinds[kind]) + "/t" + std::to_string(t) +
+                                                "_groups_" + std::to_string(g))
+                                                   .c_str(),
+                                               BM_Product, kind, g, t, true));
   return 0;
 }
 const int kRegistered = register_all();

@@ -9,6 +9,9 @@
 // each counts itself in `arrived` and waits until every workgroup has (a grid barrier).
 // kMode 2: one dispatch per phase with no barrier between: each workgroup waits until every
 // workgroup of the earlier phases has counted itself (dispatches launch in order on NVIDIA).
+// With INT8, x is quantized to int8 and the products are integer dot products, as in the
+// staged matvec; otherwise x is f16 and each code is converted and multiplied as a float.
+#extension GL_EXT_control_flow_attributes : enable
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 
@@ -20,6 +23,7 @@ layout(constant_id = 1) const uint kPrefetch = 0;
 
 layout(std430, binding = 0) readonly buffer W { uvec4 w[]; };
 layout(std430, binding = 1) coherent buffer Act { float act[]; };
+layout(std430, binding = 1) coherent buffer Act4 { vec4 act4[]; };
 layout(std430, binding = 2) coherent buffer Sync { uint arrived; uint failed; uint sink; };
 
 layout(push_constant) uniform Push {
@@ -30,7 +34,6 @@ layout(push_constant) uniform Push {
 } p;
 
 const uint kLayerWords = (6144u + 4096u + 28672u) * 128u + 4096u * 448u;  // uvec4 a layer
-shared uint xs[7168];  // x as f16 pairs, up to 14336 columns
 
 struct Shape {
   uint rows, cols, x_off, y_off, w_off;
@@ -45,6 +48,42 @@ Shape shape(uint phase) {
   return Shape(4096u, 14336u, 32768u, 0u, base + 38912u * 128u);
 }
 
+#ifdef INT8
+// x quantized per 32-group to int8 as the staged matvec does (int8_dot.glsl); a weight word k
+// of a group holds columns 8k..8k+3 in its low nibbles and 8k+4..8k+7 in its high ones.
+#include "int8_dot.glsl"
+shared uvec4 s_xq[2u * 448u];
+shared vec2 s_xd[448u];  // scale, code sum
+
+void stage_x(Shape s) {
+  for (uint g = gl_LocalInvocationIndex; g < s.cols / 32u; g += gl_WorkGroupSize.x) {
+    vec4 xv[8];
+    [[unroll]] for (uint j = 0u; j < 8u; ++j) xv[j] = act4[(s.x_off + 32u * g) / 4u + j];
+    const QuantX q = quantize_x(xv);
+    s_xq[2u * g] = uvec4(q.q[0], q.q[1], q.q[2], q.q[3]);
+    s_xq[2u * g + 1u] = uvec4(q.q[4], q.q[5], q.q[6], q.q[7]);
+    s_xd[g] = vec2(q.d, float(q.s0 + q.s1));
+  }
+}
+
+float dot32(uvec4 u, uint g) {
+  const uvec4 xa = s_xq[2u * g], xb = s_xq[2u * g + 1u];
+  int d = 0;
+  for (uint k = 0u; k < 2u; ++k) {
+    d += sdot4(u[k] & 0x0F0F0F0Fu, xa[2u * k]) + sdot4((u[k] >> 4u) & 0x0F0F0F0Fu, xa[2u * k + 1u]);
+    d += sdot4(u[k + 2u] & 0x0F0F0F0Fu, xb[2u * k]) + sdot4((u[k + 2u] >> 4u) & 0x0F0F0F0Fu, xb[2u * k + 1u]);
+  }
+  const vec2 xd = s_xd[g];
+  return xd.x * (float(d) - 7.5 * xd.y);
+}
+#else
+shared uint xs[7168];  // x as f16 pairs, up to 14336 columns
+
+void stage_x(Shape s) {
+  for (uint i = gl_LocalInvocationIndex; i < s.cols / 2u; i += gl_WorkGroupSize.x)
+    xs[i] = packHalf2x16(vec2(act[s.x_off + 2u * i], act[s.x_off + 2u * i + 1u]));
+}
+
 float dot32(uvec4 u, uint idx) {
   float s = 0.0;
   for (uint k = 0u; k < 4u; ++k)
@@ -54,12 +93,11 @@ float dot32(uvec4 u, uint idx) {
     }
   return s;
 }
+#endif
 
 void run_phase(uint phase, uint group, uint n_groups) {
   const Shape s = shape(phase);
-  const uint tid = gl_LocalInvocationIndex;
-  for (uint i = tid; i < s.cols / 2u; i += gl_WorkGroupSize.x)
-    xs[i] = packHalf2x16(vec2(act[s.x_off + 2u * i], act[s.x_off + 2u * i + 1u]));
+  stage_x(s);
   barrier();
   const uint nv = s.cols / 32u, lane = gl_SubgroupInvocationID, sg = gl_SubgroupSize;
   const float scale = 0.2157 * inversesqrt(float(s.cols));  // keeps x's scale: codes' rms is 4.64
