@@ -32,9 +32,10 @@ struct MatvecOptions {
   // Staged kernel (Q4_K and Q6_K): time its phases into this buffer (shaders/phase_clock.glsl,
   // kPhaseClockBytes a workgroup), for bench/vulkan_phase_bench.cc. Needs DeviceCaps::shader_clock.
   const Buffer* phase_clock = nullptr;
-  // Staged kernel (Q4_K and Q6_K): x arrives as prequantize_x's records instead of floats (no
-  // staging in the kernel). A measured candidate, not used by the executor; x's stride a
-  // multiple of 32, no gated norm, epilogues, written norm or k_slices.
+  // Staged kernel (Q4_K and Q6_K): x arrives as prequantize_x's records instead of floats, and
+  // each workgroup copies them into shared memory as they are (no norm, no quantization). A
+  // measured candidate, not used by the executor; x's stride a multiple of 32, no gated norm,
+  // epilogues, written norm or k_slices.
   bool prequantized_x = false;
 };
 inline constexpr uint64_t kPhaseClockBytes = 16 * 16;

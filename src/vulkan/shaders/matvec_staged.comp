@@ -13,9 +13,9 @@
 // Bits 5-9: the RoPE / KV store epilogues of matvec_rope_kv.glsl (not with kPair).
 // With PREQUANT_X, x arrives quantized (Matvec::prequantize_x's records at binding 2: per token
 // and group, the codes, then (scale, float sums of the halves, sum of x^2 before the norm
-// weight), then the code sums): no staging, each lane loads its groups' records with their
-// weights; the norm scale (flags bit 1) comes from the records' sums of x^2. Not with the
-// gated norm, the conv or RoPE / KV epilogues, or k_slices.
+// weight), then the code sums): staging copies the records into shared memory as they are, and
+// the norm scale (flags bit 1) comes from their sums of x^2. Not with the gated norm, the conv
+// or RoPE / KV epilogues, or k_slices.
 // With PHASE_CLOCK, token 0's phases are timed (phase_clock.glsl, binding 15): 0 entry, 1 x
 // staged, 2 + i subgroup 0's row pass i done (i < 8), 10 all rows done.
 #extension GL_EXT_control_flow_attributes : enable
@@ -129,7 +129,6 @@ XRecord x_record(uint t, uint g) {
   const uint i = (t * (p.x_stride / 32) + g) * 4;
   return XRecord(xq[i], xq[i + 1], uintBitsToFloat(xq[i + 2]), ivec2(xq[i + 3].xy));
 }
-float record_dot(Group gr, XRecord x) { return x_dot(gr, x.a, x.b, x.f, x.s); }
 
 void main() {
   phase_mark(0);
@@ -147,15 +146,24 @@ void main() {
   const bool rope_kv = (p.flags & (kRopeFlag | kStoreFlag)) != 0u, head = (p.flags & kHeadFlag) != 0u;
   for (uint t = 0; t < p.n_tokens; ++t) {
     const uint kv_row = (p.flags & kStoreFlag) != 0u ? pool_row(t) : 0u;  // in flight during the staging
-#ifndef PREQUANT_X
     float ss = 0.0;
+#ifdef PREQUANT_X
+    for (uint g = tid; g < groups; g += kGroupSize) {  // the records, copied as they are
+      const XRecord r = x_record(t, g);
+      s_xq[2 * g] = r.a;
+      s_xq[2 * g + 1] = r.b;
+      s_xf[g] = vec4(r.f.xyz, 0.0);
+      s_xs[g] = r.s;
+      ss += r.f.w;
+    }
+#else
     for (uint g = tid; g < groups; g += kGroupSize) stage_group(t, g, norm, gated, ss);
+#endif
     if (norm) {
       const float s = subgroupAdd(ss);
       if (subgroupElect()) s_ss[gl_SubgroupID] = s;
     }
     barrier();
-#endif
     if (t == 0) phase_mark(1);
     if (gated) {  // one invocation per norm group scales its 32-groups
       const uint per = p.norm_group / 32;
@@ -168,13 +176,11 @@ void main() {
       barrier();
     }
     float scale = 1.0;
-#ifndef PREQUANT_X
     if (norm) {
       float total = 0.0;
       for (uint i = 0; i < gl_NumSubgroups; ++i) total += s_ss[i];
       scale = inversesqrt(total / float(p.cols) + p.eps);
     }
-#endif
 
     // Subgroup sid takes K slice sid % n_slices of row step sid / n_slices (+ iter_stride per
     // pass); with several slices the partial sums meet in shared memory.
@@ -187,57 +193,35 @@ void main() {
       const uint la = min(ra, p.rows - 1), lb = min(rb, p.rows - 1);
       const uint wb = kPair ? 1 : 0;
       const uvec4 pb = kPair ? p.planes1 : p.planes0;
-      float acc0 = 0.0, acc1 = 0.0, ssx = 0.0;  // ssx: sum of x^2 over the lane's groups (PREQUANT_X)
+      float acc0 = 0.0, acc1 = 0.0;
       if (busy) {
         const uint stride = gl_SubgroupSize * n_slices;
         uint g = lane + gl_SubgroupSize * slice;
         // kSteps groups per step: 2 * kSteps code records in flight per lane.
         for (; g + (kSteps - 1) * stride < groups; g += kSteps * stride) {
           Group a[kMaxSteps], b[kMaxSteps];
-#ifdef PREQUANT_X
-          XRecord xr[kMaxSteps];
-#endif
           [[unroll]] for (uint s = 0; s < kMaxSteps; ++s) {
             if (s < kSteps) {
               const uint gs = g + s * stride;
               a[s] = load_group(0, p.planes0, la * groups + gs, la * blocks + gs / BLOCK_GROUPS, gs % BLOCK_GROUPS);
               b[s] = load_group(wb, pb, lb * groups + gs, lb * blocks + gs / BLOCK_GROUPS, gs % BLOCK_GROUPS);
-#ifdef PREQUANT_X
-              xr[s] = x_record(t, gs);
-#endif
             }
           }
           [[unroll]] for (uint s = 0; s < kMaxSteps; ++s) {
             if (s < kSteps) {
-#ifdef PREQUANT_X
-              acc0 += record_dot(a[s], xr[s]);
-              acc1 += record_dot(b[s], xr[s]);
-              ssx += xr[s].f.w;
-#else
               acc0 += group_dot(a[s], g + s * stride);
               acc1 += group_dot(b[s], g + s * stride);
-#endif
             }
           }
         }
         for (; g < groups; g += stride) {
           const Group a0 = load_group(0, p.planes0, la * groups + g, la * blocks + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
           const Group b0 = load_group(wb, pb, lb * groups + g, lb * blocks + g / BLOCK_GROUPS, g % BLOCK_GROUPS);
-#ifdef PREQUANT_X
-          const XRecord x0 = x_record(t, g);
-          acc0 += record_dot(a0, x0);
-          acc1 += record_dot(b0, x0);
-          ssx += x0.f.w;
-#else
           acc0 += group_dot(a0, g);
           acc1 += group_dot(b0, g);
-#endif
         }
         acc0 = subgroupAdd(acc0);
         acc1 = subgroupAdd(acc1);
-#ifdef PREQUANT_X
-        if (norm) scale = inversesqrt(subgroupAdd(ssx) / float(p.cols) + p.eps);
-#endif
       }
       if (n_slices > 1) {
         if (busy && subgroupElect()) s_part[gl_SubgroupID] = vec2(acc0, acc1);
