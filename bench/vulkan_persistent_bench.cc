@@ -57,6 +57,14 @@ struct Push {
 
 enum class Mode : uint32_t { kBarriers = 0, kPersistent = 1, kHandoff = 2 };
 
+// The probe's pipeline: f16 or int8 phase code, `threads` a workgroup.
+Result<std::unique_ptr<Pipeline>> probe_pipeline(const Device& device, Mode mode, bool prefetch, uint32_t threads,
+                                                 bool int8) {
+  const PipelineDesc desc{int8 ? "persistent_probe_int8" : "persistent_probe", 3, sizeof(Push),
+                          {uint32_t(mode), prefetch ? 1u : 0u, threads}, 0, true};
+  return Pipeline::create(device, desc);
+}
+
 // groups: for the persistent dispatch 0, 1, 2 (see below); for the others a cap on each
 // product's workgroups (0: one workgroup per block of rows).
 void BM_Chain(benchmark::State& state, Mode mode, bool prefetch, uint32_t groups, uint32_t threads, bool int8) {
@@ -68,9 +76,7 @@ void BM_Chain(benchmark::State& state, Mode mode, bool prefetch, uint32_t groups
     if (cu == 0) return state.SkipWithError("the driver does not report its multiprocessors");
     groups = groups == 0 ? cu : groups == 1 ? cu + 1 : 2 * cu;
   }
-  PipelineDesc desc{int8 ? "persistent_probe_int8" : "persistent_probe", 3, sizeof(Push),
-                    {uint32_t(mode), prefetch ? 1u : 0u, threads}, 0, true};
-  auto pipe = Pipeline::create(*c.device, desc);
+  auto pipe = probe_pipeline(*c.device, mode, prefetch, threads, int8);
   if (!pipe.ok()) return state.SkipWithError(pipe.status().message().c_str());
   const BufferRange bufs[3] = {{c.weights.get()}, {c.act.get()}, {c.sync.get()}};
   uint32_t phase_groups[kPhases], chain_groups = 0;
@@ -127,8 +133,7 @@ void BM_Product(benchmark::State& state, uint32_t kind, uint32_t groups, uint32_
   Context& c = *context();
   if (!c.device) return state.SkipWithError("no Vulkan device");
   const uint32_t block_rows = 2 * threads / c.device->caps().subgroup_size;
-  PipelineDesc desc{int8 ? "persistent_probe_int8" : "persistent_probe", 3, sizeof(Push), {0u, 0u, threads}, 0, true};
-  auto pipe = Pipeline::create(*c.device, desc);
+  auto pipe = probe_pipeline(*c.device, Mode::kBarriers, false, threads, int8);
   if (!pipe.ok()) return state.SkipWithError(pipe.status().message().c_str());
   const BufferRange bufs[3] = {{c.weights.get()}, {c.act.get()}, {c.sync.get()}};
   const uint32_t blocks = kRows[kind] / block_rows, n_groups = groups ? std::min(groups, blocks) : blocks;
