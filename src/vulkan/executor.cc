@@ -119,7 +119,7 @@ Status Executor::plan() {
   ZINC_ASSIGN_OR_RETURN(logits_, Buffer::create(device, std::max<uint64_t>(out.size_bytes(), 4), MemoryKind::kHostVisible));
   ids_slot_bytes_ = align(uint64_t(out.rows) * 4);  // the chained slots bind at an aligned offset
   ZINC_ASSIGN_OR_RETURN(ids_, Buffer::create(device, 2 * ids_slot_bytes_, MemoryKind::kHostVisible));
-  plan_fusions();
+  ZINC_RETURN_IF_ERROR(plan_fusions());
   ZINC_ASSIGN_OR_RETURN(head_counters_, Buffer::create(device, 4 * head_counter_words_, MemoryKind::kDeviceLocal));
   // The counters the kernels leave at zero start at zero.
   ZINC_ASSIGN_OR_RETURN(zero_cmd_, Commands::create(device));
@@ -145,6 +145,20 @@ void Executor::make_private(graph::BufferId id) {
   if (private_offsets_.count(id.index)) return;
   private_offsets_[id.index] = private_bytes_;
   private_bytes_ += (graph_.buffer(id).size_bytes() + kStepAlignBytes - 1) / kStepAlignBytes * kStepAlignBytes;
+}
+
+uint64_t Executor::reserve_private(uint64_t bytes) {
+  const uint64_t offset = private_bytes_;
+  private_bytes_ += (bytes + kStepAlignBytes - 1) / kStepAlignBytes * kStepAlignBytes;
+  return offset;
+}
+
+std::pair<uint64_t, uint64_t> Executor::private_range(uint64_t offset, uint64_t bytes) const {
+  return {kPrivateBase + offset, kPrivateBase + offset + bytes};
+}
+
+ops::Activations Executor::private_act(uint64_t offset, uint64_t bytes, uint32_t stride) const {
+  return {{private_.get(), offset, std::max<uint64_t>(bytes, 4)}, stride};
 }
 
 ops::Activations Executor::act(graph::BufferId id) const {
@@ -216,7 +230,10 @@ Status Executor::record(Commands& cmd, Readback readback, TimestampPool* timesta
     }
     Status s;
     if (const auto sd = shared_downs_.find(i); sd != shared_downs_.end()) s = record_op(cmd, sd->second.gate_up);
+    const auto router_fold = router_folds_.find(i);
+    if (s.ok() && router_fold != router_folds_.end()) s = record_router_stream(cmd, router_fold->second);
     if (s.ok()) s = f ? record_rope_kv(cmd, *f) : record_op(cmd, i);
+    if (s.ok() && router_fold != router_folds_.end()) s = record_router_input(cmd, router_fold->second);
     if (!s.ok()) return error("%s (%s): %s", ops[i].name.c_str(), graph::op_kind_name(ops[i].params), s.message().c_str());
     if (stage_pool_) {
       if (const auto sd = shared_downs_.find(i); sd != shared_downs_.end())

@@ -116,7 +116,8 @@ class Executor {
     float eps = 0.f;
     graph::BufferId out;  // materialised norms only
   };
-  void plan_fusions();
+  static bool references(const graph::Op& op, graph::BufferId id);  // whether op names the buffer
+  Status plan_fusions();
   void materialize_norm(size_t n);  // the norm at op n, by its first consumer if that can
   void plan_routing();              // MoeRoute done by the gate/up dispatch right after it
   void plan_shared_experts();       // shared experts folded into the routed down projection
@@ -150,6 +151,29 @@ class Executor {
     uint32_t counter_word = 0;  // its per-head counters in head_counters_ (per_head)
   };
   void plan_rope_kv_epilogues();
+  // A decode MoE router folded into the projection P before it (vulkan/router_fold.h,
+  // executor_router_fold.cc): R s is recorded just before P (op `projection`), M a just after it
+  // into the router's logits (adding R s); P also writes the new stream times the norm weight
+  // and its partial sums of squares (ops::NormOut), from which the routed gate/up (op `gate_up`)
+  // normalises its input, scales the logits and writes the normalised vector where later ops
+  // read it; neither the router nor its norm runs.
+  struct RouterFoldPlan {
+    size_t projection = 0, gate_up = 0;
+    const ModelWeights::FoldedRouter* weights = nullptr;
+    graph::BufferId stream, normed, logits;  // s (P adds into it), the norm's output, the logits
+    const graph::Weight* norm_weight = nullptr;
+    float eps = 0.f;
+    uint32_t n_partials = 0;  // NormOut's partial sums a token
+    // Bytes into private_: R s, the weighted stream, the partial sums.
+    uint64_t stream_logits = 0, weighted = 0, partials = 0;
+    bool write_normed = false;
+  };
+  ops::Activations weighted_stream(const RouterFoldPlan& f) const;
+  BufferRange norm_partials(const RouterFoldPlan& f) const;
+  std::vector<std::pair<uint64_t, uint64_t>> norm_out_ranges(const RouterFoldPlan& f) const;
+  Status plan_router_folds();
+  Status record_router_stream(Commands& cmd, const RouterFoldPlan& f);  // R s
+  Status record_router_input(Commands& cmd, const RouterFoldPlan& f);   // M a + R s
   // `cmd`, recorded (with the step timer) on first use.
   Result<Commands*> step_recording(std::unique_ptr<Commands>& cmd, Readback readback, int chain_slot);
   Status write_step(const graph::Batch& batch, const kv::Cache& cache, int slot = 0, bool write_tokens = true);
@@ -210,6 +234,9 @@ class Executor {
   uint64_t private_bytes_ = 0;
   std::unique_ptr<Buffer> private_;
   void make_private(graph::BufferId id);
+  uint64_t reserve_private(uint64_t bytes);  // bytes of private_ for a fusion's own data: their offset
+  std::pair<uint64_t, uint64_t> private_range(uint64_t offset, uint64_t bytes) const;
+  ops::Activations private_act(uint64_t offset, uint64_t bytes, uint32_t stride) const;
   std::map<size_t, graph::BufferId> residual_folds_;  // matmul op index -> the stream it adds into
   std::set<size_t> folded_adds_, skipped_ops_;        // norms whose add is folded; ops not run
   std::map<size_t, size_t> conv_folds_;               // matmul op index -> the SsmConv1d it runs
@@ -218,6 +245,8 @@ class Executor {
   std::map<size_t, RopeKvEpilogue> rope_kv_epilogues_;  // by the op index of the matvec doing it
   std::set<size_t> folded_rope_kv_;                    // rope_kv_ keys done by those epilogues
   uint64_t head_counter_words_ = 1;                    // what the per-head epilogues need
+  std::map<size_t, RouterFoldPlan> router_folds_;      // by the projection's op index
+  std::map<size_t, size_t> folded_gate_ups_;           // gate/up op index -> its router_folds_ key
 };
 
 }  // namespace zinc::vulkan

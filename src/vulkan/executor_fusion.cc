@@ -19,15 +19,12 @@
 #include "vulkan/executor.h"
 
 namespace zinc::vulkan {
-namespace {
 
-bool references(const graph::Op& op, graph::BufferId id) {
+bool Executor::references(const graph::Op& op, graph::BufferId id) {
   bool found = false;
   std::visit([&](const auto& p) { p.buffers([&](graph::BufferId b) { found = found || b == id; }); }, op.params);
   return found;
 }
-
-}  // namespace
 
 bool Executor::on_matvec_path(const graph::Matmul& m) const {
   return graph_.buffer(m.in).rows <= kMatvecMaxTokens;
@@ -85,7 +82,7 @@ std::optional<Executor::RopeKvFusion> Executor::match_rope_kv(size_t i) const {
   return f;
 }
 
-void Executor::plan_fusions() {
+Status Executor::plan_fusions() {
   deferred_norms_.clear();
   materialized_norms_.clear();
   routed_gate_ups_.clear();
@@ -159,6 +156,7 @@ void Executor::plan_fusions() {
   plan_delta_net_fusions();
   plan_shared_experts();
   plan_rope_kv_epilogues();
+  return plan_router_folds();
 }
 
 void Executor::plan_rope_kv_epilogues() {

@@ -95,8 +95,15 @@ Status Executor::record_matmul(Commands& cmd, size_t index, const graph::Matmul&
     fusion.rope_kv = &rope_kv_args;
     if (ep.kv_layer >= 0) wr.push_back(kv_range(ep.kv_layer, ep.v ? 1 : 0));  // k and v stay concurrent
   }
+  // A folded router's projection (executor_router_fold.cc) also writes the next norm's inputs.
+  ops::NormOut norm_out;
+  if (const auto rf = router_folds_.find(index); rf != router_folds_.end()) {
+    norm_out = {weights_.vector(rf->second.norm_weight), weighted_stream(rf->second), norm_partials(rf->second)};
+    fusion.norm_out = &norm_out;
+    for (const Range& r : norm_out_ranges(rf->second)) wr.push_back(r);
+  }
   access(cmd, rd, wr);
-  if (gated || conv || fusion.rope_kv) {
+  if (gated || conv || fusion.rope_kv || fusion.norm_out) {
     if (up || !small) return error("a fused gated norm, conv or rope on a split or GEMM matmul");
     ZINC_ASSIGN_OR_RETURN(const ops::Matvec* k, kernels_.matvec(w->type(), false));
     return k->record_fused(cmd, *w, x, y, rows, fusion);

@@ -59,16 +59,32 @@ Status Executor::record_moe_op(Commands& cmd, size_t index) {
         rd.push_back(range_of(std::get<graph::SharedExpertGate>(g.ops()[sd->second.gate].params).x));
       }
       const auto routed = routed_gate_ups_.find(index);
+      // A folded router (executor_router_fold.cc): x is the stream, normalised here.
+      const auto router_fold = folded_gate_ups_.find(index);
+      const RouterFoldPlan* fold =
+          router_fold != folded_gate_ups_.end() ? &router_folds_.at(router_fold->second) : nullptr;
       if (routed != routed_gate_ups_.end()) {
         const auto& r = std::get<graph::MoeRoute>(g.ops()[routed->second].params);
         rd = {range_of(m->in), range_of(r.logits)};
         wr = {range_of(m->out), range_of(r.ids), range_of(r.weights)};
+        if (fold) {
+          rd = norm_out_ranges(*fold);
+          rd.push_back(range_of(r.logits));
+          if (fold->write_normed) wr.push_back(range_of(fold->normed));
+        }
       }
       access(cmd, rd, wr);
       ZINC_ASSIGN_OR_RETURN(const ops::MoeMatvec* kern, kernels_.moe_matvec(w->type(), up != nullptr));
       if (routed != routed_gate_ups_.end()) {
         const auto& r = std::get<graph::MoeRoute>(g.ops()[routed->second].params);
         const ops::MoeRouting routing{act(r.logits), act(r.weights).range, r.normalize};
+        if (fold) {
+          const ops::Activations normed = act(fold->normed);
+          const ops::MoeInputNorm norm{norm_partials(*fold), fold->n_partials, fold->eps,
+                                       fold->write_normed ? &normed : nullptr, true};
+          return kern->record_swiglu(cmd, *w, *up, n_expert, weighted_stream(*fold), act(m->ids).range,
+                                     act(m->out), n_tokens, k, &routing, &norm);
+        }
         return kern->record_swiglu(cmd, *w, *up, n_expert, act(m->in), act(m->ids).range, act(m->out), n_tokens, k,
                                    &routing);
       }

@@ -27,6 +27,17 @@ Result<const ops::Matvec*> Kernels::matvec(TensorType type, bool swiglu) {
   return slot.get();
 }
 
+Result<const ops::Matvec*> Kernels::narrow_matvec(TensorType type) {
+  auto& slot = narrow_matvec_[type];
+  if (!slot) {
+    ops::MatvecOptions o;
+    o.rows = 4;
+    o.k_slices = 4;
+    ZINC_ASSIGN_OR_RETURN(slot, ops::Matvec::create(device_, type, o));
+  }
+  return slot.get();
+}
+
 Result<const ops::Gemm*> Kernels::gemm(TensorType type) {
   auto& slot = gemm_[type];
   if (!slot) {

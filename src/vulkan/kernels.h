@@ -32,6 +32,9 @@ class Kernels {
   const Device& device() const { return device_; }
 
   Result<const ops::Matvec*> matvec(TensorType type, bool swiglu);
+  // For products of few rows (a folded router's, a few hundred): 4 rows a workgroup, a row
+  // step's groups split over 4 subgroups on the staged kernel, so that more workgroups share them.
+  Result<const ops::Matvec*> narrow_matvec(TensorType type);
   Result<const ops::Gemm*> gemm(TensorType type);
   Result<const ops::GetRows*> get_rows(TensorType type);
   Result<const ops::MoeMatvec*> moe_matvec(TensorType type, bool swiglu);
@@ -57,6 +60,7 @@ class Kernels {
   explicit Kernels(const Device& d) : device_(d) {}
   const Device& device_;
   std::map<std::pair<TensorType, bool>, std::unique_ptr<ops::Matvec>> matvec_;
+  std::map<TensorType, std::unique_ptr<ops::Matvec>> narrow_matvec_;
   std::map<TensorType, std::unique_ptr<ops::Gemm>> gemm_;
   std::map<TensorType, std::unique_ptr<ops::GetRows>> get_rows_;
   std::map<std::pair<TensorType, bool>, std::unique_ptr<ops::MoeMatvec>> moe_matvec_;

@@ -5,6 +5,8 @@
 #include <variant>
 #include <vector>
 
+#include "vulkan/router_fold.h"
+
 namespace zinc::vulkan {
 
 Result<std::unique_ptr<ModelWeights>> ModelWeights::create(const Device& device) {
@@ -77,6 +79,21 @@ Status ModelWeights::add(const graph::Graph& graph, bool progress) {
     vectors_[w] = std::move(buf);
   }
   return Status();
+}
+
+Result<const ModelWeights::FoldedRouter*> ModelWeights::folded_router(const graph::Weight& router,
+                                                                      const graph::Weight& norm,
+                                                                      const graph::Weight& projection,
+                                                                      TensorType input_type) {
+  if (const auto it = folded_routers_.find(&router); it != folded_routers_.end()) return &it->second;
+  ZINC_ASSIGN_OR_RETURN(const RouterFold f, fold_router(router, norm, projection, input_type));
+  FoldedRouter out;
+  ZINC_ASSIGN_OR_RETURN(out.stream, WeightBuffer::upload(device_, *uploader_, RouterFold::kStreamType,
+                                                         f.n_expert, f.n_embd, f.stream));
+  ZINC_ASSIGN_OR_RETURN(out.input, WeightBuffer::upload(device_, *uploader_, f.input_type,
+                                                        f.n_expert, f.in_cols, f.input));
+  size_bytes_ += out.stream->size_bytes() + out.input->size_bytes();
+  return &(folded_routers_[&router] = std::move(out));
 }
 
 const WeightBuffer* ModelWeights::matrix(const graph::Weight* w) const {

@@ -22,6 +22,13 @@ class ModelWeights {
   // The uploaded matrix or vector (nullptr / an empty range when add() has not seen it).
   const WeightBuffer* matrix(const graph::Weight* w) const;
   BufferRange vector(const graph::Weight* w) const;
+  // The router of a MoE layer folded into the projection before it (router_fold.h): R and M as
+  // device matrices, made and uploaded on first use, shared by the executors.
+  struct FoldedRouter {
+    std::unique_ptr<WeightBuffer> stream, input;
+  };
+  Result<const FoldedRouter*> folded_router(const graph::Weight& router, const graph::Weight& norm,
+                                            const graph::Weight& projection, TensorType input_type);
   uint64_t size_bytes() const { return size_bytes_; }
   Uploader& uploader() { return *uploader_; }
 
@@ -31,6 +38,7 @@ class ModelWeights {
   std::unique_ptr<Uploader> uploader_;
   std::unordered_map<const graph::Weight*, std::unique_ptr<WeightBuffer>> matrices_;
   std::unordered_map<const graph::Weight*, std::unique_ptr<Buffer>> vectors_;
+  std::unordered_map<const graph::Weight*, FoldedRouter> folded_routers_;  // by router
   uint64_t size_bytes_ = 0;
 };
 

@@ -369,5 +369,61 @@ TEST(VulkanMatvecRopeKv, HeadEpilogueMatchesCpu) {
   check_head_epilogue(128);  // two heads a workgroup
 }
 
+// The next norm's inputs (ops::NormOut) beside a residual-adding staged matvec: the rows times
+// the weight, and per workgroup the sum of squares of its rows (summed here per token: they add
+// up to the whole row's), against the kernel's own y; shapes of several passes and a partial
+// last workgroup.
+void check_norm_out(TensorType type, int64_t rows, int64_t cols, uint32_t n_tokens) {
+  const Matvec* mv = matvec_for(type, options(true, true, true));
+  ASSERT_NE(mv, nullptr);
+  SCOPED_TRACE(testing::Message() << type_name(type) << " " << rows << "x" << cols << " tokens " << n_tokens);
+  const Matrix m = random_matrix(type, rows, cols, 41);
+  auto w = upload(m);
+  ASSERT_TRUE(w);
+  const uint32_t n_partials = mv->norm_partials(*w);
+  if (n_partials == 0) GTEST_SKIP() << "no staged kernel here";
+  const uint32_t R = uint32_t(rows), C = uint32_t(cols);
+  const auto x = random_floats(size_t(n_tokens) * C, 42), res = random_floats(size_t(n_tokens) * R, 43, 2.0f);
+  const auto nw = random_floats(R, 44);
+  auto bx = host_buffer(x), by = host_buffer(res), bw = host_buffer(nw);
+  auto bweighted = host_buffer({}, size_t(n_tokens) * R), bpart = host_buffer({}, size_t(n_tokens) * n_partials);
+  const Activations y{{by.get()}, R}, weighted{{bweighted.get()}, R};
+  const ops::NormOut norm_out{{bw.get()}, weighted, {bpart.get()}};
+  run([&](Commands& c) {
+    ops::MatvecFusion f;
+    f.residual = &y;
+    f.norm_out = &norm_out;
+    const Status st = mv->record_fused(c, *w, {{bx.get()}, C}, y, n_tokens, f);
+    ASSERT_TRUE(st.ok()) << st.message();
+  });
+  const auto got = read_floats(*by, size_t(n_tokens) * R), got_w = read_floats(*bweighted, size_t(n_tokens) * R);
+  const auto parts = read_floats(*bpart, size_t(n_tokens) * n_partials);
+  for (uint32_t t = 0; t < n_tokens; ++t) {
+    double ss = 0, sum = 0;
+    for (uint32_t r = 0; r < R; ++r) {
+      const float v = got[t * R + r];
+      ss += double(v) * v;
+      ASSERT_EQ(got_w[t * R + r], v * nw[r]) << "token " << t << " row " << r;
+    }
+    for (uint32_t i = 0; i < n_partials; ++i) sum += parts[t * n_partials + i];
+    EXPECT_NEAR(sum, ss, 1e-5 * ss) << "token " << t;
+  }
+  // Not offered by a SwiGLU pair's kernel.
+  auto pair = Matvec::create(dev(), type, [] {
+    MatvecOptions o;
+    o.swiglu = true;
+    return o;
+  }());
+  ASSERT_TRUE(pair.ok());
+  EXPECT_EQ((*pair)->norm_partials(*w), 0u);
+}
+
+TEST(VulkanMatvecNormOut, PartialSumsAddUpToTheRows) {
+  ZINC_REQUIRE_VULKAN();
+  check_norm_out(TensorType::Q4_K, 2048, 4096, 1);
+  check_norm_out(TensorType::Q8_0, 1000, 512, 3);
+  check_norm_out(TensorType::Q6_K, 4096, 1024, 2);
+}
+
 }  // namespace
 }  // namespace zinc::vulkan::test

@@ -166,6 +166,43 @@ void check_moe(const MoeShape& s, bool int8) {
   expect_near_all(read_floats(*rw, T * k), want.weights, 1e-6f, "routed weights");
   expect_near_all(read_floats(*ract, want.act.size()), act, 0.f, "routed act");
 
+  // x normalised by the gate/up itself from h * w and partial sums of squares of h (as a
+  // NormOut epilogue leaves them), the normalised x written out, the logits scaled by each
+  // token's norm factor n (a folded router): logits divided by n route as before.
+  const float eps = 1e-5f;
+  const uint32_t P = 5;  // partial sums a token, over uneven slices of h
+  const auto stream = random_floats(x.size(), 21, 3.0f), nw = random_floats(embd, 22);
+  std::vector<float> weighted(x.size()), xn(x.size()), z(logits.size()), partials(T * P, 0.f);
+  for (uint32_t t = 0; t < T; ++t) {
+    double ss = 0;
+    for (uint32_t c = 0; c < embd; ++c) {
+      const float h = stream[t * embd + c];
+      ss += double(h) * h;
+      partials[t * P + (c * c) % P] += h * h;
+      weighted[t * embd + c] = h * nw[c];
+    }
+    const double n = 1 / std::sqrt(ss / embd + eps);
+    for (uint32_t c = 0; c < embd; ++c) xn[t * embd + c] = float(weighted[t * embd + c] * n);
+    for (uint32_t e = 0; e < E; ++e) z[t * E + e] = float(logits[t * E + e] / n);
+  }
+  auto bwx = host_buffer(weighted), bp = host_buffer(partials), bz = host_buffer(z);
+  auto nids = host_buffer(std::vector<float>(T * k, -1.f)), nrw = host_buffer({}, T * k);
+  auto nact = host_buffer({}, size_t(T * k * s.ff)), bxn = host_buffer({}, x.size());
+  run([&](Commands& c) {
+    const ops::MoeRouting routing{{{bz.get()}, E}, {nrw.get()}, true};
+    const ops::Activations normed{{bxn.get()}, embd};
+    const ops::MoeInputNorm norm{{bp.get()}, P, eps, &normed, true};
+    Status st = (*pair)->record_swiglu(c, *wg, *wu, E, {{bwx.get()}, embd}, {nids.get()}, {{nact.get()}, ff}, T, k,
+                                       &routing, &norm);
+    ASSERT_TRUE(st.ok()) << st.message();
+  });
+  std::memcpy(ids.data(), nids->mapped(), ids.size() * 4);
+  EXPECT_EQ(ids, want.ids);
+  expect_near_all(read_floats(*nrw, T * k), want.weights, 1e-5f, "weights, scaled logits");
+  expect_near_all(read_floats(*bxn, xn.size()), xn, 1e-5f * max_abs(xn), "normalised x");
+  const auto nact_ref = ref_act(s, gate, up, xn, want.ids);
+  expect_near_all(read_floats(*nact, want.act.size()), nact_ref, rel * max_abs(nact_ref), "act of normalised x");
+
   // Fewer lanes per row (more row sets per workgroup, each lane over several groups): the same
   // products to float rounding.
   o.max_lanes = 2;

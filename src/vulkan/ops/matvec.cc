@@ -138,6 +138,13 @@ const Matvec::Staged* Matvec::staged_for(int64_t cols) const {
 
 bool Matvec::uses_staged(int64_t cols) const { return staged_for(cols) != nullptr; }
 
+uint32_t Matvec::norm_partials(const WeightBuffer& w) const {
+  const Staged* staged = staged_for(w.cols());
+  if (!staged || options_.swiglu || options_.prequantized_x || w.chunks().size() != 1) return 0;
+  const uint32_t rows = w.chunks()[0].rows, per = staged_shape(*staged, rows).rows_per_group;
+  return (rows + per - 1) / per;
+}
+
 bool Matvec::supports_gated_norm(int64_t cols, int64_t group) const {
   return !options_.swiglu && group > 0 && group % 32 == 0 && cols % group == 0 && uses_staged(cols);
 }
@@ -195,6 +202,14 @@ Status Matvec::record_pair(Commands& cmd, const WeightBuffer& w0, const WeightBu
   if (conv && (w1 || residual || conv->taps == 0 || conv->taps > OutputConv::kMaxTaps))
     return error("matvec conv epilogue of %u taps%s", conv->taps, w1 || residual ? " with a pair or residual" : "");
   const OutputRopeKv* rope_kv = fusion.rope_kv;
+  const NormOut* norm_out = fusion.norm_out;
+  if (norm_out) {
+    if (w1 || conv || rope_kv || write_norm || norm_partials(w0) == 0)
+      return error("matvec next-norm epilogue: needs the staged kernel on one chunk, alone (no pair, conv, RoPE "
+                   "or normalised x out)");
+    if (norm_out->weighted.stride != y.stride)
+      return error("matvec weighted rows stride %u differs from y stride %u", norm_out->weighted.stride, y.stride);
+  }
   if (options_.prequantized_x && (gated || conv || rope_kv || write_norm || x.stride % 32 != 0 || w0.cols() % 32 != 0))
     return error("matvec prequantized x: needs x's stride and cols multiples of 32, no gated norm, epilogue or "
                  "written norm");
@@ -215,14 +230,15 @@ Status Matvec::record_pair(Commands& cmd, const WeightBuffer& w0, const WeightBu
                            (write_norm ? 16u : 0u) | (rope_kv && rope_kv->n_pairs && !rope_kv->per_head ? 32u : 0u) |
                            (rope_kv && rope_kv->pool ? 64u : 0u) | (rope_kv && rope_kv->per_head ? 128u : 0u) |
                            (rope_kv && rope_kv->per_head && rope_kv->adjacent ? 256u : 0u) |
-                           (rope_kv && rope_kv->norm_weight ? 512u : 0u);
+                           (rope_kv && rope_kv->norm_weight ? 512u : 0u) | (norm_out ? 1024u : 0u);
     const uint32_t taps = conv ? conv->taps : rope_kv && rope_kv->norm_weight ? std::bit_cast<uint32_t>(rope_kv->norm_eps) : 0;
     const bool per_head = rope_kv && rope_kv->per_head;
     const uint32_t head_stride = per_head ? (rope_kv->head_stride ? rope_kv->head_stride : rope_kv->head_dim) : 0;
     const float eps = norm ? norm->eps : gated ? gated->eps : 0.f;
     Push push{c0.rows, uint32_t(w0.cols()), n_tokens, x.stride, y.stride, c0.row_begin, flags, eps,
               {c0.q_word, c0.h_word, c0.m_word, 0}, {c1.q_word, c1.h_word, c1.m_word, 0}, 0, 1,
-              taps, uint32_t(w0.rows()), conv ? conv->slots.slot_floats : head_stride,
+              taps, uint32_t(w0.rows()),
+              conv ? conv->slots.slot_floats : norm_out ? norm_partials(w0) : head_stride,
               conv ? conv->state_offset : per_head ? rope_kv->counter_word : 0, gated ? gated->gate.stride : 0,
               gated ? gated->group : 32,
               rope_kv ? rope_kv->head_dim : 2, rope_kv ? rope_kv->n_pairs : 0, rope_kv ? rope_kv->table_offset : 0,
@@ -231,9 +247,11 @@ Status Matvec::record_pair(Commands& cmd, const WeightBuffer& w0, const WeightBu
     const BufferRange norm_w = norm ? norm->weight : gated ? gated->weight : x.range;
     const BufferRange buffers[kBindings + 1] = {whole(*c0.buffer), whole(*c1.buffer), x.range, y.range,
                                             residual ? residual->range : y.range, norm_w,
-                                            gated ? gated->gate.range : x.range, conv ? conv->kernel : x.range,
-                                            conv ? conv->slots.seq_ids : x.range, conv ? conv->slots.state : y.range,
-                                            write_norm ? norm->out->range : x.range,
+                                            gated ? gated->gate.range : x.range,
+                                            conv ? conv->kernel : norm_out ? norm_out->weight : x.range,
+                                            conv ? conv->slots.seq_ids : x.range,
+                                            conv ? conv->slots.state : norm_out ? norm_out->partials : y.range,
+                                            write_norm ? norm->out->range : norm_out ? norm_out->weighted.range : x.range,
                                             rope_kv && rope_kv->pool ? whole(*rope_kv->pool) : y.range,
                                             rope_kv ? whole(*rope_kv->step->buffer) : x.range,
                                             rope_kv && rope_kv->norm_weight ? *rope_kv->norm_weight : x.range,

@@ -97,13 +97,25 @@ struct OutputRopeKv {
   static constexpr uint32_t kMaxHeadDim = 256;  // shaders/matvec_rope_kv.glsl
 };
 
-// What a matvec fuses around the product; at most one of norm and gated, one of conv and rope_kv.
+// The next RMSNorm's inputs, computed from the finished rows of y (a folded router's gate/up
+// reads them: vulkan/router_fold.h): y times `weight` into `weighted` (y's stride), and per
+// token the sums of squares of each workgroup's rows into `partials` (norm_partials(w) floats a
+// token). Staged kernel, one chunk; not with a pair, conv or RoPE / KV epilogue.
+struct NormOut {
+  BufferRange weight;  // rows floats
+  Activations weighted;
+  BufferRange partials;
+};
+
+// What a matvec fuses around the product; at most one of norm and gated, one of conv, rope_kv
+// and norm_out.
 struct MatvecFusion {
   const Activations* residual = nullptr;  // added to y (may be y's range)
   const InputNorm* norm = nullptr;
   const GatedInputNorm* gated = nullptr;
   const OutputConv* conv = nullptr;
   const OutputRopeKv* rope_kv = nullptr;
+  const NormOut* norm_out = nullptr;
 };
 
 class Matvec {
@@ -135,6 +147,8 @@ class Matvec {
   bool uses_int8() const { return int8_; }
   bool uses_staged(int64_t cols) const;  // the staged kernel for matrices of `cols` columns
   bool supports_gated_norm(int64_t cols, int64_t group) const;  // GatedInputNorm for this shape
+  // NormOut's partial sums a token for `w` (its workgroups); 0 where NormOut is not supported.
+  uint32_t norm_partials(const WeightBuffer& w) const;
 
  private:
   Matvec() = default;

@@ -11,8 +11,9 @@ struct Push {
   uint32_t rows, cols, k, n_expert, x_stride, y_stride, flags, lanes;
   uint32_t planes0[4], planes1[4];
   uint32_t logit_stride, sx_stride, h_stride, h_cols;
+  float eps;
 };
-static_assert(sizeof(Push) == 80, "mirrors the push block of shaders/moe_matvec.comp");
+static_assert(sizeof(Push) == 84, "mirrors the push block of shaders/moe_matvec.comp");
 constexpr uint32_t kMaxRoutedExperts = 1024, kMaxRoutedK = 64;  // moe_matvec.comp's kMaxExperts, kMaxK
 
 }  // namespace
@@ -48,7 +49,8 @@ Result<std::unique_ptr<MoeMatvec>> MoeMatvec::create(const Device& device, Tenso
 
 Status MoeMatvec::record_swiglu(Commands& cmd, const WeightBuffer& gate, const WeightBuffer& up, uint32_t n_expert,
                                 const Activations& x, const BufferRange& ids, const Activations& y,
-                                uint32_t n_tokens, uint32_t k, const MoeRouting* routing) const {
+                                uint32_t n_tokens, uint32_t k, const MoeRouting* routing,
+                                const MoeInputNorm* norm) const {
   if (!options_.swiglu) return error("this moe_matvec was not made for gate/up pairs");
   if (up.type() != gate.type() || up.rows() != gate.rows() || up.cols() != gate.cols())
     return error("moe_matvec gate/up differ: gate %s %lld x %lld, up %s %lld x %lld",
@@ -57,7 +59,11 @@ Status MoeMatvec::record_swiglu(Commands& cmd, const WeightBuffer& gate, const W
   if (routing && (n_expert > kMaxRoutedExperts || k > kMaxRoutedK || k > n_expert || routing->logits.stride < n_expert))
     return error("moe_matvec routing of top-%u among %u experts (at most %u of %u; logits stride %u)", k, n_expert,
                  kMaxRoutedK, kMaxRoutedExperts, routing->logits.stride);
-  return record_any(cmd, gate, &up, n_expert, x, ids, nullptr, y, n_tokens * k, k, false, routing, nullptr);
+  if (norm && !routing) return error("moe_matvec: x normalised by a dispatch that does not route");
+  if (norm && norm->out && norm->out->stride < gate.cols())
+    return error("moe_matvec normalised x stride %u is less than cols %lld", norm->out->stride, (long long)gate.cols());
+  if (norm && norm->n_partials == 0) return error("moe_matvec: x normalised from no partial sums");
+  return record_any(cmd, gate, &up, n_expert, x, ids, nullptr, y, n_tokens * k, k, false, routing, nullptr, norm);
 }
 
 Status MoeMatvec::record_down(Commands& cmd, const WeightBuffer& w, uint32_t n_expert, const Activations& x,
@@ -76,13 +82,14 @@ Status MoeMatvec::record_down(Commands& cmd, const WeightBuffer& w, uint32_t n_e
       return error("moe_matvec shared expert strides %u / %u", shared->x.stride, shared->gate_in.stride);
   }
   return record_any(cmd, w, shared ? shared->w : nullptr, n_expert, x, ids, &weights, y, n_tokens, k, accumulate,
-                    nullptr, shared);
+                    nullptr, shared, nullptr);
 }
 
 Status MoeMatvec::record_any(Commands& cmd, const WeightBuffer& w0, const WeightBuffer* w1, uint32_t n_expert,
                              const Activations& x, const BufferRange& ids, const BufferRange* weights,
                              const Activations& y, uint32_t n_items, uint32_t k, bool accumulate,
-                             const MoeRouting* routing, const MoeSharedExpert* shared) const {
+                             const MoeRouting* routing, const MoeSharedExpert* shared,
+                             const MoeInputNorm* norm) const {
   if (w0.type() != type_)
     return error("moe_matvec for %s given a %s matrix", std::string(type_name(type_)).c_str(),
                  std::string(type_name(w0.type())).c_str());
@@ -108,15 +115,19 @@ Status MoeMatvec::record_any(Commands& cmd, const WeightBuffer& w0, const Weight
   const WeightChunk& c0 = w0.chunks()[0];
   const WeightChunk& c1 = w1 ? w1->chunks()[0] : c0;
   const uint32_t flags = (accumulate ? 1u : 0u) | (routing ? 2u : 0u) | (routing && routing->normalize ? 4u : 0u) |
-                         (shared ? 8u : 0u);
+                         (shared ? 8u : 0u) | (norm ? 16u : 0u) | (norm && norm->out ? 32u : 0u) |
+                         (norm && norm->scale_logits ? 64u : 0u);
   const Push push{rows, uint32_t(w0.cols()), k, n_expert, x.stride, y.stride, flags, lanes,
                   {c0.q_word, c0.h_word, c0.m_word, 0}, {c1.q_word, c1.h_word, c1.m_word, 0},
-                  routing ? routing->logits.stride : 0, shared ? shared->x.stride : 0,
-                  shared ? shared->gate_in.stride : 0, shared ? shared->gate_cols : 0};
+                  routing ? routing->logits.stride : 0,
+                  shared ? shared->x.stride : norm && norm->out ? norm->out->stride : 0,
+                  shared ? shared->gate_in.stride : 0,
+                  shared ? shared->gate_cols : norm ? norm->n_partials : 0, norm ? norm->eps : 0.f};
   const BufferRange buffers[9] = {whole(*c0.buffer), whole(*c1.buffer), x.range, y.range, ids,
                                   routing ? routing->weights : weights ? *weights : ids,
                                   routing ? routing->logits.range : shared ? shared->x.range : ids,
-                                  shared ? shared->gate_in.range : ids, shared ? shared->gate_weight : ids};
+                                  shared ? shared->gate_in.range : norm ? norm->partials : ids,
+                                  shared ? shared->gate_weight : norm && norm->out ? norm->out->range : ids};
   cmd.dispatch(*pipeline_, buffers, &push, sizeof push, (rows + rows_per_group - 1) / rows_per_group, n_items);
   return Status();
 }

@@ -33,6 +33,19 @@ struct MoeRouting {
   bool normalize = true;
 };
 
+// x normalised by the gate/up dispatch (graph::RmsNorm feeding it), x arriving as h * weight
+// from a producer that also stored partial sums of squares of h (ops::NormOut): x * n, n = 1 /
+// sqrt(sum of token t's n_partials partials / cols + eps); with `out`, x * n is also written
+// there; with scale_logits, the routing logits are multiplied by n first (a router folded into
+// the projection before it: vulkan/router_fold.h).
+struct MoeInputNorm {
+  BufferRange partials;  // n_partials floats a token
+  uint32_t n_partials = 0;
+  float eps = 1e-6f;
+  const Activations* out = nullptr;
+  bool scale_logits = false;
+};
+
 // The shared expert's down projection as one more term of the routed down projection:
 // y[t] += sigmoid(gate_weight . gate_in[t]) * (w x[t]), w of the experts' type and shape.
 struct MoeSharedExpert {
@@ -52,9 +65,10 @@ class MoeMatvec {
   // y[s][r] = silu(gate[e] x[t])[r] * (up[e] x[t])[r] for slots s = t * k + j < n_tokens * k,
   // e = ids[s], r < rows = gate.rows() / n_expert.
   // With `routing`, e = the expert of rank j = s % k for token t (ids is then written).
+  // With `norm` (and routing), x is normalised first.
   Status record_swiglu(Commands& cmd, const WeightBuffer& gate, const WeightBuffer& up, uint32_t n_expert,
                        const Activations& x, const BufferRange& ids, const Activations& y, uint32_t n_tokens,
-                       uint32_t k, const MoeRouting* routing = nullptr) const;
+                       uint32_t k, const MoeRouting* routing = nullptr, const MoeInputNorm* norm = nullptr) const;
   // y[t][r] (+)= sum_j weights[t * k + j] * (w[ids[t * k + j]] x[t * k + j])[r]; adds to y when
   // `accumulate`.
   Status record_down(Commands& cmd, const WeightBuffer& w, uint32_t n_expert, const Activations& x,
@@ -68,7 +82,7 @@ class MoeMatvec {
   Status record_any(Commands& cmd, const WeightBuffer& w0, const WeightBuffer* w1, uint32_t n_expert,
                     const Activations& x, const BufferRange& ids, const BufferRange* weights, const Activations& y,
                     uint32_t n_items, uint32_t k, bool accumulate, const MoeRouting* routing,
-                    const MoeSharedExpert* shared) const;
+                    const MoeSharedExpert* shared, const MoeInputNorm* norm) const;
 
   TensorType type_ = TensorType::F32;
   MoeMatvecOptions options_;

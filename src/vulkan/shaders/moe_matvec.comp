@@ -15,6 +15,13 @@
 // flags bit 2) for the down projection: no separate routing dispatch.
 // With flags bit 3 (down only) the shared expert joins as a (k+1)-th term: W1 (one matrix of
 // `rows` rows, same type and cols) times sx[t], weighted by sigmoid(gate_w . h[t]).
+// With flags bit 4 (kPair with routing only) x arrives as h * norm weight, from a producer that
+// also stored partial sums of squares of h (matvec_norm_out.glsl): h_cols of them a token at
+// binding 7; each workgroup takes its token's n = 1 / sqrt(sum / cols + eps) while it routes
+// (the partials' loads issued with the logits') and uses x * n; with bit 5 workgroup 0 of slot
+// t * k also writes x * n to binding 8 (row stride sx_stride); with bit 6 the routing logits are
+// multiplied by n first (a router folded into the projection before it:
+// src/vulkan/router_fold.h).
 // Defines as shaders/matvec.comp: TYPE_<T>, INT8, SUBGROUP.
 #extension GL_EXT_control_flow_attributes : enable
 #ifdef SUBGROUP
@@ -45,6 +52,7 @@ layout(std430, binding = 6) readonly buffer SX4 { vec4 sx4[]; };
 layout(std430, binding = 6) readonly buffer SX1 { float sx1[]; };
 layout(std430, binding = 7) readonly buffer H { float hx[]; };
 layout(std430, binding = 8) readonly buffer GW { float gate_w[]; };
+layout(std430, binding = 8) writeonly buffer XN { float xn_out[]; };
 
 layout(push_constant) uniform Push {
   uint rows;      // rows of one expert
@@ -53,12 +61,14 @@ layout(push_constant) uniform Push {
   uint n_expert;
   uint x_stride;  // floats between rows of x (multiple of 4)
   uint y_stride;
-  uint flags;     // bit 0: add to y instead of writing it; bit 1: route; bit 2: renormalise; bit 3: shared expert
+  uint flags;     // bit 0: add to y instead of writing it; bit 1: route; bit 2: renormalise; bit 3: shared
+                  // expert; bit 4: normalise x; bit 5: write it; bit 6: scale the logits
   uint lanes;     // threads per row (power of two dividing kGroupSize)
   uvec4 planes0;  // plane word offsets (q, h, m) of W0
   uvec4 planes1;  // of W1 (kPair)
   uint logit_stride;
   uint sx_stride, h_stride, h_cols;  // the shared expert's input, the gate's input and its width
+  float eps;                         // of the normalisation (bit 4)
 } p;
 
 const uint kMats = kPair ? 2 : 1;
@@ -68,18 +78,39 @@ shared float partial[kValues * kGroupSize];
 const uint kMaxExperts = 1024, kMaxK = 64;
 const uint kUnroll = 8;  // global loads in flight per thread in the routing and the shared gate
 shared float s_p[kMaxExperts];
+shared float s_norm;  // the token's norm factor n (flags bit 4)
 shared float s_w[kMaxK];
 shared int s_id[kMaxK];
 
-// The expert of rank j for token t (see the header); `write`: store the token's ids and weights.
+// This lane's share (lanes `lane`, + step, ...) of token t's partial sums of squares (bit 4).
+float x_squares(uint t, uint lane, uint step) {
+  float ss = 0.0;
+  for (uint i0 = lane; i0 < p.h_cols; i0 += kUnroll * step) {
+    float v[kUnroll];
+    [[unroll]] for (uint u = 0; u < kUnroll; ++u) v[u] = hx[t * p.h_cols + min(i0 + u * step, p.h_cols - 1)];
+    [[unroll]] for (uint u = 0; u < kUnroll; ++u) ss += i0 + u * step < p.h_cols ? v[u] : 0.0;
+  }
+  return ss;
+}
+
+// The expert of rank j for token t (see the header), the logits multiplied by the norm factor
+// with flags bit 6; `write`: store the token's ids and weights. With flags bit 4 it also leaves
+// the token's norm factor in s_norm.
 // With subgroups, subgroup 0 alone ranks (k rounds of a subgroup argmax over s_p, no barrier)
 // while the others wait: every workgroup of the dispatch routes, so the ranking's instructions
 // count k * n / subgroup size per workgroup, not n * n / threads as with ranks.
 uint route(uint t, uint j, bool write) {
   const uint tid = gl_LocalInvocationID.x, n = p.n_expert, base = t * p.logit_stride;
+  const bool normed = (p.flags & 16u) != 0u, scaled = (p.flags & 64u) != 0u;
 #ifdef SUBGROUP
   if (gl_SubgroupID == 0) {
     const uint lane = gl_SubgroupInvocationID, step = gl_SubgroupSize;
+    float scale = 1.0;
+    if (normed) {
+      const float sn = inversesqrt(subgroupAdd(x_squares(t, lane, step)) / float(p.cols) + p.eps);
+      if (subgroupElect()) s_norm = sn;
+      if (scaled) scale = sn;
+    }
     // The logits go through s_p (a lane's own entries), kUnroll per lane loaded at once.
     float m = -1.0 / 0.0;
     for (uint e0 = lane; e0 < n; e0 += kUnroll * step) {
@@ -87,8 +118,8 @@ uint route(uint t, uint j, bool write) {
       [[unroll]] for (uint u = 0; u < kUnroll; ++u) lv[u] = logits[base + min(e0 + u * step, n - 1)];
       [[unroll]] for (uint u = 0; u < kUnroll; ++u)
         if (e0 + u * step < n) {
-          s_p[e0 + u * step] = lv[u];
-          m = max(m, lv[u]);
+          s_p[e0 + u * step] = scale * lv[u];
+          m = max(m, scale * lv[u]);
         }
     }
     m = subgroupMax(m);
@@ -121,14 +152,20 @@ uint route(uint t, uint j, bool write) {
   }
   barrier();
 #else
+  float scale = 1.0;
+  if (normed) {
+    const float sn = inversesqrt(workgroup_sum(x_squares(t, tid, kGroupSize)) / float(p.cols) + p.eps);
+    if (tid == 0) s_norm = sn;
+    if (scaled) scale = sn;
+  }
   float m = -1.0 / 0.0;
-  for (uint e = tid; e < n; e += kGroupSize) m = max(m, logits[base + e]);
+  for (uint e = tid; e < n; e += kGroupSize) m = max(m, scale * logits[base + e]);
   uint unused = 0;
   workgroup_argmax(m, unused);
   float s = 0.0;
-  for (uint e = tid; e < n; e += kGroupSize) s += exp(logits[base + e] - m);
+  for (uint e = tid; e < n; e += kGroupSize) s += exp(scale * logits[base + e] - m);
   const float inv = 1.0 / workgroup_sum(s);
-  for (uint e = tid; e < n; e += kGroupSize) s_p[e] = exp(logits[base + e] - m) * inv;
+  for (uint e = tid; e < n; e += kGroupSize) s_p[e] = exp(scale * logits[base + e] - m) * inv;
   barrier();
   for (uint e = tid; e < n; e += kGroupSize) {
     const float v = s_p[e];
@@ -196,7 +233,13 @@ void main() {
   }
 
   const bool routed = kPair && (p.flags & 2u) != 0u;
+  const bool normed = routed && (p.flags & 16u) != 0u;
   const uint routed_e = routed ? route(item / p.k, item % p.k, gl_WorkGroupID.x == 0 && item % p.k == 0) : 0;
+  const float norm_s = normed ? s_norm : 1.0;  // set by route(), behind its barrier
+  if (normed && (p.flags & 32u) != 0u && gl_WorkGroupID.x == 0 && item % p.k == 0) {
+    const uint xb = (item / p.k) * p.x_stride;
+    for (uint i = tid; i < p.cols; i += kGroupSize) xn_out[(item / p.k) * p.sx_stride + i] = x1[xb + i] * norm_s;
+  }
 
   float acc[kValues];
   [[unroll]] for (uint v = 0; v < kValues; ++v) acc[v] = 0.0;
@@ -291,6 +334,8 @@ void main() {
     for (uint i = 0; i < n_parts; ++i) sum += partial[lane * kGroupSize + part0 + i * part_step];
     if (kPair) {
       for (uint i = 0; i < n_parts; ++i) up += partial[(kRows + lane) * kGroupSize + part0 + i * part_step];
+      sum *= norm_s;
+      up *= norm_s;
       sum = sum / (1.0 + exp(-sum)) * up;
     }
     const uint dst = item * p.y_stride + row0 + lane;
