@@ -167,6 +167,11 @@ class Executor {
     // Bytes into private_: R s, the weighted stream, the partial sums.
     uint64_t stream_logits = 0, weighted = 0, partials = 0;
     bool write_normed = false;
+    // M a's dispatch also ranks the experts (ops::TopK, counters from head_counters_ word
+    // counter_word) and the gate/up reads the ids: where the kernels allow.
+    bool ranked = false;
+    graph::BufferId ids;
+    uint32_t k = 0, counter_word = 0;
   };
   ops::Activations weighted_stream(const RouterFoldPlan& f) const;
   BufferRange norm_partials(const RouterFoldPlan& f) const;

@@ -105,7 +105,8 @@ Status Executor::record_matmul(Commands& cmd, size_t index, const graph::Matmul&
   access(cmd, rd, wr);
   if (gated || conv || fusion.rope_kv || fusion.norm_out) {
     if (up || !small) return error("a fused gated norm, conv or rope on a split or GEMM matmul");
-    ZINC_ASSIGN_OR_RETURN(const ops::Matvec* k, kernels_.matvec(w->type(), false));
+    ZINC_ASSIGN_OR_RETURN(const ops::Matvec* k, fusion.norm_out ? kernels_.norm_out_matvec(w->type())
+                                                                : kernels_.matvec(w->type(), false));
     return k->record_fused(cmd, *w, x, y, rows, fusion);
   }
   if (up && small && up->type() == w->type()) {

@@ -70,6 +70,10 @@ Status Executor::record_moe_op(Commands& cmd, size_t index) {
         if (fold) {
           rd = norm_out_ranges(*fold);
           rd.push_back(range_of(r.logits));
+          if (fold->ranked) {  // the ids are read, not written
+            rd.push_back(range_of(r.ids));
+            wr = {range_of(m->out), range_of(r.weights)};
+          }
           if (fold->write_normed) wr.push_back(range_of(fold->normed));
         }
       }
@@ -77,8 +81,9 @@ Status Executor::record_moe_op(Commands& cmd, size_t index) {
       ZINC_ASSIGN_OR_RETURN(const ops::MoeMatvec* kern, kernels_.moe_matvec(w->type(), up != nullptr));
       if (routed != routed_gate_ups_.end()) {
         const auto& r = std::get<graph::MoeRoute>(g.ops()[routed->second].params);
-        const ops::MoeRouting routing{act(r.logits), act(r.weights).range, r.normalize};
+        ops::MoeRouting routing{act(r.logits), act(r.weights).range, r.normalize};
         if (fold) {
+          routing.ranked = fold->ranked;
           const ops::Activations normed = act(fold->normed);
           const ops::MoeInputNorm norm{norm_partials(*fold), fold->n_partials, fold->eps,
                                        fold->write_normed ? &normed : nullptr, true};

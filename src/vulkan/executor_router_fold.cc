@@ -24,6 +24,8 @@ Status Executor::plan_router_folds() {
   router_folds_.clear();
   folded_gate_ups_.clear();
   const auto& ops = graph_.ops();
+  const uint32_t topk_word = uint32_t(head_counter_words_), n_tokens = uint32_t(graph_.shape().n_tokens);
+  const uint32_t subgroup = kernels_.device().caps().subgroup_size;
   for (const auto& [gate_up, route] : routed_gate_ups_) {
     const auto& r = std::get<graph::MoeRoute>(ops[route].params);
     const auto& gu = std::get<graph::MoeMatmul>(ops[gate_up].params);
@@ -56,7 +58,7 @@ Status Executor::plan_router_folds() {
     bool quiet = true;  // the stream stays as the projection leaves it until the gate/up reads it
     for (size_t j = projection + 1; j <= gate_up && quiet; ++j) quiet = j == size_t(norm_op) || !references(ops[j], dn.in);
     if (!quiet) continue;
-    auto projection_kernel = kernels_.matvec(pm.w->type, false);
+    auto projection_kernel = kernels_.norm_out_matvec(pm.w->type);
     const WeightBuffer* pw = weights_.matrix(pm.w);
     if (!projection_kernel.ok() || !pw) continue;
     const uint32_t n_partials = (*projection_kernel)->norm_partials(*pw);
@@ -89,6 +91,17 @@ Status Executor::plan_router_folds() {
     plan.weighted = reserve_private(graph_.buffer(norm->in).size_bytes());
     plan.partials = reserve_private(uint64_t(logits.rows) * n_partials * 4);
     plan.write_normed = write_normed;
+    auto gate_up_kernel = kernels_.moe_matvec(weights_.matrix(gu.w)->type(), true);
+    // Ranking at the end of M a's dispatch (the gate/up then skips it) paid on the H200 with 128
+    // experts, 4 a lane (qwen3-30b-a3b tg128 260.2 -> 265.1), and lost with 256 (qwen35-35b-a3b
+    // 296.3 -> 285.4): ranked up to kRankedPerLane a lane.
+    constexpr int64_t kRankedPerLane = 4;
+    plan.ranked = gate_up_kernel.ok() && (*gate_up_kernel)->takes_ranked_ids() &&
+                  logits.cols <= kRankedPerLane * int64_t(subgroup);
+    plan.ids = r.ids;
+    plan.k = uint32_t(r.k);
+    plan.counter_word = topk_word;
+    if (plan.ranked) head_counter_words_ = std::max<uint64_t>(head_counter_words_, topk_word + n_tokens);
     router_folds_[projection] = plan;
     folded_gate_ups_[gate_up] = projection;
     for (size_t j : beside) materialized_norms_[j] = {norm->in, dn.weight, dn.eps, {}};
@@ -132,10 +145,13 @@ Status Executor::record_router_input(Commands& cmd, const RouterFoldPlan& f) {
   const graph::Buffer& logits = graph_.buffer(f.logits);
   std::vector<Range> rd = {range_of(in), private_range(f.stream_logits, logits.size_bytes())};
   if (gated) rd.push_back(range_of(gated->gate));
-  const Range wr[1] = {range_of(f.logits)};
+  std::vector<Range> wr = {range_of(f.logits)};
+  if (f.ranked) wr.push_back(range_of(f.ids));  // the counters are the dispatch's own, left zero
   access(cmd, rd, wr);
   const ops::Activations stream_logits = private_act(f.stream_logits, logits.size_bytes(), uint32_t(logits.cols));
   ops::MatvecFusion fusion{&stream_logits, nullptr, nullptr, nullptr, nullptr};
+  const ops::TopK topk{act(f.ids).range, f.k, {head_counters_.get(), 0, VK_WHOLE_SIZE}, f.counter_word};
+  if (f.ranked) fusion.topk = &topk;
   ops::GatedInputNorm gated_args;
   if (gated) {
     gated_args = {act(gated->gate), weights_.vector(gated->weight), uint32_t(gated->group), gated->eps};

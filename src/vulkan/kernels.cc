@@ -33,6 +33,17 @@ Result<const ops::Matvec*> Kernels::narrow_matvec(TensorType type) {
     ops::MatvecOptions o;
     o.rows = 4;
     o.k_slices = 4;
+    o.topk = type == TensorType::Q8_0;
+    ZINC_ASSIGN_OR_RETURN(slot, ops::Matvec::create(device_, type, o));
+  }
+  return slot.get();
+}
+
+Result<const ops::Matvec*> Kernels::norm_out_matvec(TensorType type) {
+  auto& slot = norm_out_matvec_[type];
+  if (!slot) {
+    ops::MatvecOptions o;
+    o.norm_out = true;
     ZINC_ASSIGN_OR_RETURN(slot, ops::Matvec::create(device_, type, o));
   }
   return slot.get();

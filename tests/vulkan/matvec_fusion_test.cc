@@ -6,7 +6,9 @@
 // (QK norm, NEOX pairs, heads at a stride) for workgroups of fewer rows than a head, rows
 // straddling heads and several heads (the pool stores are checked through the executor:
 // executor_test.cc RopeKvEpiloguesMatchCpu).
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <tuple>
 
@@ -374,8 +376,11 @@ TEST(VulkanMatvecRopeKv, HeadEpilogueMatchesCpu) {
 // up to the whole row's), against the kernel's own y; shapes of several passes and a partial
 // last workgroup.
 void check_norm_out(TensorType type, int64_t rows, int64_t cols, uint32_t n_tokens) {
-  const Matvec* mv = matvec_for(type, options(true, true, true));
-  ASSERT_NE(mv, nullptr);
+  MatvecOptions o = options(true, true, true);
+  o.norm_out = true;
+  auto made = Matvec::create(dev(), type, o);
+  ASSERT_TRUE(made.ok()) << made.status().message();
+  const Matvec* mv = made->get();
   SCOPED_TRACE(testing::Message() << type_name(type) << " " << rows << "x" << cols << " tokens " << n_tokens);
   const Matrix m = random_matrix(type, rows, cols, 41);
   auto w = upload(m);
@@ -408,12 +413,17 @@ void check_norm_out(TensorType type, int64_t rows, int64_t cols, uint32_t n_toke
     for (uint32_t i = 0; i < n_partials; ++i) sum += parts[t * n_partials + i];
     EXPECT_NEAR(sum, ss, 1e-5 * ss) << "token " << t;
   }
-  // Not offered by a SwiGLU pair's kernel.
-  auto pair = Matvec::create(dev(), type, [] {
-    MatvecOptions o;
-    o.swiglu = true;
-    return o;
-  }());
+  // Not offered by the plain kernel (nor refused silently), nor by a SwiGLU pair's.
+  const Matvec* plain = matvec_for(type, options(true, true, true));
+  EXPECT_EQ(plain->norm_partials(*w), 0u);
+  run([&](Commands& c) {
+    ops::MatvecFusion f;
+    f.residual = &y;
+    f.norm_out = &norm_out;
+    EXPECT_FALSE(plain->record_fused(c, *w, {{bx.get()}, C}, y, n_tokens, f).ok());
+  });
+  o.swiglu = true;
+  auto pair = Matvec::create(dev(), type, o);
   ASSERT_TRUE(pair.ok());
   EXPECT_EQ((*pair)->norm_partials(*w), 0u);
 }
@@ -423,6 +433,56 @@ TEST(VulkanMatvecNormOut, PartialSumsAddUpToTheRows) {
   check_norm_out(TensorType::Q4_K, 2048, 4096, 1);
   check_norm_out(TensorType::Q8_0, 1000, 512, 3);
   check_norm_out(TensorType::Q6_K, 4096, 1024, 2);
+}
+
+// Each token's largest rows ranked by the last workgroup (ops::TopK) of the top-k variant, in
+// the narrow shape a folded router uses: the ids are the k largest of the kernel's own rows,
+// largest first, and the counters are left at zero for the next dispatch.
+TEST(VulkanMatvecTopK, RanksEachTokensRows) {
+  ZINC_REQUIRE_VULKAN();
+  MatvecOptions o = options(true, true, true);
+  o.rows = 4;
+  o.k_slices = 4;
+  o.topk = true;
+  auto made = Matvec::create(dev(), TensorType::Q8_0, o);
+  if (!made.ok()) GTEST_SKIP() << made.status().message();
+  const Matvec* mv = made->get();
+  const uint32_t sg = std::max<uint32_t>(dev().caps().subgroup_size, 1);
+  const uint32_t R = std::min<uint32_t>(100, ops::TopK::kMaxRowsPerLane * sg), C = 256, T = 3, K = 6;
+  const Matrix m = random_matrix(TensorType::Q8_0, R, C, 51);
+  auto w = upload(m);
+  ASSERT_TRUE(w);
+  auto bx = host_buffer(random_floats(size_t(T) * C, 52)), by = host_buffer(random_floats(size_t(T) * R, 53));
+  auto bids = host_buffer(std::vector<float>(T * K, -1.f)), bcount = host_buffer(std::vector<float>(T + 2, 0.f));
+  const Activations y{{by.get()}, R};
+  const ops::TopK topk{{bids.get()}, K, {bcount.get()}, 2};
+  for (int rep = 0; rep < 2; ++rep) {  // the second run finds the counters as the first left them
+    run([&](Commands& c) {
+      ops::MatvecFusion f;
+      f.residual = &y;  // as a folded router adds R s
+      f.topk = &topk;
+      const Status st = mv->record_fused(c, *w, {{bx.get()}, C}, y, T, f);
+      ASSERT_TRUE(st.ok()) << st.message();
+    });
+    const auto got = read_floats(*by, size_t(T) * R);
+    std::vector<int32_t> ids(T * K);
+    std::memcpy(ids.data(), bids->mapped(), ids.size() * 4);
+    for (uint32_t t = 0; t < T; ++t) {
+      std::vector<int32_t> order(R);
+      for (uint32_t r = 0; r < R; ++r) order[r] = int32_t(r);
+      std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return got[t * R + a] > got[t * R + b]; });
+      for (uint32_t j = 0; j < K; ++j) EXPECT_EQ(ids[t * K + j], order[j]) << "run " << rep << " token " << t << " rank " << j;
+    }
+    std::vector<uint32_t> counters(T + 2);
+    std::memcpy(counters.data(), bcount->mapped(), counters.size() * 4);
+    EXPECT_EQ(counters, std::vector<uint32_t>(T + 2, 0u));
+  }
+  // The plain kernel refuses it.
+  run([&](Commands& c) {
+    ops::MatvecFusion f;
+    f.topk = &topk;
+    EXPECT_FALSE(matvec_for(TensorType::Q8_0, options(true, true, true))->record_fused(c, *w, {{bx.get()}, C}, y, T, f).ok());
+  });
 }
 
 }  // namespace

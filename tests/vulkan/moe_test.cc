@@ -203,6 +203,26 @@ void check_moe(const MoeShape& s, bool int8) {
   const auto nact_ref = ref_act(s, gate, up, xn, want.ids);
   expect_near_all(read_floats(*nact, want.act.size()), nact_ref, rel * max_abs(nact_ref), "act of normalised x");
 
+  // The same with the ids ranked already (ops::TopK): only the weights are computed, the ids
+  // are left as they are.
+  if ((*pair)->takes_ranked_ids()) {
+    std::vector<float> given(T * k);
+    std::memcpy(given.data(), want.ids.data(), given.size() * 4);
+    auto kids = host_buffer(given), krw = host_buffer({}, T * k), kact = host_buffer({}, size_t(T * k * s.ff));
+    run([&](Commands& c) {
+      ops::MoeRouting routing{{{bz.get()}, E}, {krw.get()}, true};
+      routing.ranked = true;
+      const ops::MoeInputNorm norm{{bp.get()}, P, eps, nullptr, true};
+      Status st = (*pair)->record_swiglu(c, *wg, *wu, E, {{bwx.get()}, embd}, {kids.get()}, {{kact.get()}, ff}, T, k,
+                                         &routing, &norm);
+      ASSERT_TRUE(st.ok()) << st.message();
+    });
+    std::memcpy(ids.data(), kids->mapped(), ids.size() * 4);
+    EXPECT_EQ(ids, want.ids);
+    expect_near_all(read_floats(*krw, T * k), read_floats(*nrw, T * k), 0.f, "weights of ranked ids");
+    expect_near_all(read_floats(*kact, want.act.size()), read_floats(*nact, want.act.size()), 0.f, "act of ranked ids");
+  }
+
   // Fewer lanes per row (more row sets per workgroup, each lane over several groups): the same
   // products to float rounding.
   o.max_lanes = 2;

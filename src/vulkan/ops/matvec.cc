@@ -87,20 +87,24 @@ Result<std::unique_ptr<Matvec>> Matvec::create(const Device& device, TensorType 
                  clocked ? "phase clock" : "prequantized x");
   if (clocked && !caps.shader_clock) return error("matvec phase clock: the device has no VK_KHR_shader_clock");
   if (px && options.k_slices > 1) return error("matvec prequantized x: no k_slices");
+  if (options.topk && !(m->int8_ && sg && options.staged && type == TensorType::Q8_0 && !clocked && !px))
+    return error("matvec top-k: needs the staged int8 kernel, for Q8_0");
+  if (options.norm_out && (options.topk || clocked || px)) return error("matvec next-norm variant: on its own");
   if (m->int8_ && sg && options.staged) {
     m->subgroup_size_ = std::max<uint32_t>(caps.subgroup_size, 1);
     // 256 threads for up to 4096 columns, 512 above (fewer workgroups staging the long x).
     const uint32_t max_threads = caps.max_workgroup_invocations;
     for (uint32_t max_groups : {128u, 512u, 4096u}) {
       const uint32_t threads = options.group_size ? group_size : std::min(max_groups > 128 ? 512u : 256u, max_threads);
-      // Per subgroup: s_ss, s_part, s_head_red.
-      const uint64_t reserved = uint64_t(threads / min_sg) * 16 + 64 + kHeadSharedBytes;
+      // Per subgroup: s_ss, s_part, s_head_red (and s_norm_out).
+      const uint64_t reserved = uint64_t(threads / min_sg) * (options.norm_out ? 20 : 16) + 64 + kHeadSharedBytes;
       const uint64_t fit = caps.max_compute_shared_bytes > reserved
                                ? (caps.max_compute_shared_bytes - reserved) / kStagedBytesPerGroup : 0;
       const uint32_t groups = uint32_t(std::min<uint64_t>(max_groups, fit));
       if (groups < 32 || (!m->staged_.empty() && groups <= m->staged_.back().max_groups)) continue;
       const std::string name =
-          "matvec_staged_" + shader_type_suffix(type) + (px ? "_px" : "") + (clocked ? "_clock" : "");
+          "matvec_staged_" + shader_type_suffix(type) + (px ? "_px" : "") + (clocked ? "_clock" : "") +
+          (options.topk ? "_topk" : "") + (options.norm_out ? "_normout" : "");
       ZINC_ASSIGN_OR_RETURN(auto p, make_pipeline(device, name, kBindings + (clocked ? 1 : 0), sizeof(Push),
                                                   {threads, groups, options.swiglu ? 1u : 0u, min_sg, steps}));
       m->staged_.push_back({groups, threads, std::move(p)});
@@ -140,7 +144,7 @@ bool Matvec::uses_staged(int64_t cols) const { return staged_for(cols) != nullpt
 
 uint32_t Matvec::norm_partials(const WeightBuffer& w) const {
   const Staged* staged = staged_for(w.cols());
-  if (!staged || options_.swiglu || options_.prequantized_x || w.chunks().size() != 1) return 0;
+  if (!staged || !options_.norm_out || options_.swiglu || w.chunks().size() != 1) return 0;
   const uint32_t rows = w.chunks()[0].rows, per = staged_shape(*staged, rows).rows_per_group;
   return (rows + per - 1) / per;
 }
@@ -210,6 +214,15 @@ Status Matvec::record_pair(Commands& cmd, const WeightBuffer& w0, const WeightBu
     if (norm_out->weighted.stride != y.stride)
       return error("matvec weighted rows stride %u differs from y stride %u", norm_out->weighted.stride, y.stride);
   }
+  const TopK* topk = fusion.topk;
+  if (topk) {
+    if (!options_.topk || w1 || conv || rope_kv || norm_out || write_norm || w0.chunks().size() != 1 ||
+        !staged_for(w0.cols()))
+      return error("matvec top-k: needs a top-k matvec's staged kernel on one chunk, alone");
+    if (topk->k == 0 || topk->k > w0.rows() || w0.rows() > TopK::kMaxRowsPerLane * subgroup_size_)
+      return error("matvec top-%u of %lld rows (at most %u rows)", topk->k, (long long)w0.rows(),
+                   TopK::kMaxRowsPerLane * subgroup_size_);
+  }
   if (options_.prequantized_x && (gated || conv || rope_kv || write_norm || x.stride % 32 != 0 || w0.cols() % 32 != 0))
     return error("matvec prequantized x: needs x's stride and cols multiples of 32, no gated norm, epilogue or "
                  "written norm");
@@ -230,7 +243,8 @@ Status Matvec::record_pair(Commands& cmd, const WeightBuffer& w0, const WeightBu
                            (write_norm ? 16u : 0u) | (rope_kv && rope_kv->n_pairs && !rope_kv->per_head ? 32u : 0u) |
                            (rope_kv && rope_kv->pool ? 64u : 0u) | (rope_kv && rope_kv->per_head ? 128u : 0u) |
                            (rope_kv && rope_kv->per_head && rope_kv->adjacent ? 256u : 0u) |
-                           (rope_kv && rope_kv->norm_weight ? 512u : 0u) | (norm_out ? 1024u : 0u);
+                           (rope_kv && rope_kv->norm_weight ? 512u : 0u) | (norm_out ? 1024u : 0u) |
+                           (topk ? 2048u : 0u);
     const uint32_t taps = conv ? conv->taps : rope_kv && rope_kv->norm_weight ? std::bit_cast<uint32_t>(rope_kv->norm_eps) : 0;
     const bool per_head = rope_kv && rope_kv->per_head;
     const uint32_t head_stride = per_head ? (rope_kv->head_stride ? rope_kv->head_stride : rope_kv->head_dim) : 0;
@@ -241,7 +255,8 @@ Status Matvec::record_pair(Commands& cmd, const WeightBuffer& w0, const WeightBu
               conv ? conv->slots.slot_floats : norm_out ? norm_partials(w0) : head_stride,
               conv ? conv->state_offset : per_head ? rope_kv->counter_word : 0, gated ? gated->gate.stride : 0,
               gated ? gated->group : 32,
-              rope_kv ? rope_kv->head_dim : 2, rope_kv ? rope_kv->n_pairs : 0, rope_kv ? rope_kv->table_offset : 0,
+              rope_kv ? rope_kv->head_dim : 2, rope_kv ? rope_kv->n_pairs : topk ? topk->k : 0,
+              rope_kv ? rope_kv->table_offset : topk ? topk->counter_word : 0,
               uint32_t(w0.rows() / 2), rope_kv ? rope_kv->step->positions : 0, rope_kv ? rope_kv->step->seq_ids : 0,
               rope_kv ? rope_kv->step->pages : 0, rope_kv ? rope_kv->step->max_pages : 0};
     const BufferRange norm_w = norm ? norm->weight : gated ? gated->weight : x.range;
@@ -252,10 +267,10 @@ Status Matvec::record_pair(Commands& cmd, const WeightBuffer& w0, const WeightBu
                                             conv ? conv->slots.seq_ids : x.range,
                                             conv ? conv->slots.state : norm_out ? norm_out->partials : y.range,
                                             write_norm ? norm->out->range : norm_out ? norm_out->weighted.range : x.range,
-                                            rope_kv && rope_kv->pool ? whole(*rope_kv->pool) : y.range,
+                                            rope_kv && rope_kv->pool ? whole(*rope_kv->pool) : topk ? topk->ids : y.range,
                                             rope_kv ? whole(*rope_kv->step->buffer) : x.range,
                                             rope_kv && rope_kv->norm_weight ? *rope_kv->norm_weight : x.range,
-                                            per_head ? rope_kv->counters : y.range,
+                                            per_head ? rope_kv->counters : topk ? topk->counters : y.range,
                                             options_.phase_clock ? whole(*options_.phase_clock) : y.range};
     if (const Staged* staged = write_norm ? nullptr : staged_for(w0.cols())) {
       StagedShape shape = staged_shape(*staged, c0.rows);

@@ -37,6 +37,10 @@ struct MatvecOptions {
   // measured candidate, not used by the executor; x's stride a multiple of 32, no gated norm,
   // epilogues, written norm or k_slices.
   bool prequantized_x = false;
+  // Staged kernel: the variant that can write the next norm's inputs (MatvecFusion::norm_out),
+  // or (Q8_0) the one that can rank each token's rows (MatvecFusion::topk).
+  bool norm_out = false;
+  bool topk = false;
 };
 inline constexpr uint64_t kPhaseClockBytes = 16 * 16;
 
@@ -107,8 +111,21 @@ struct NormOut {
   BufferRange partials;
 };
 
-// What a matvec fuses around the product; at most one of norm and gated, one of conv, rope_kv
-// and norm_out.
+// The k largest rows of each token (a folded router's logits), ranked by the last workgroup to
+// finish the token: their indices, largest first (ties: the lower index), into `ids` (k ints a
+// token). The workgroups meet in `counters` (n_tokens words from counter_word, zero and left
+// zero, used by no concurrent dispatch). A Matvec made with MatvecOptions::topk, one chunk, rows
+// at most kMaxRowsPerLane x the subgroup size.
+struct TopK {
+  BufferRange ids;
+  uint32_t k = 0;
+  BufferRange counters;
+  uint32_t counter_word = 0;
+  static constexpr uint32_t kMaxRowsPerLane = 8;  // shaders/matvec_topk.glsl: rows <= 8 x subgroup size
+};
+
+// What a matvec fuses around the product; at most one of norm and gated, one of conv, rope_kv,
+// norm_out and topk.
 struct MatvecFusion {
   const Activations* residual = nullptr;  // added to y (may be y's range)
   const InputNorm* norm = nullptr;
@@ -116,6 +133,7 @@ struct MatvecFusion {
   const OutputConv* conv = nullptr;
   const OutputRopeKv* rope_kv = nullptr;
   const NormOut* norm_out = nullptr;
+  const TopK* topk = nullptr;
 };
 
 class Matvec {
@@ -147,7 +165,8 @@ class Matvec {
   bool uses_int8() const { return int8_; }
   bool uses_staged(int64_t cols) const;  // the staged kernel for matrices of `cols` columns
   bool supports_gated_norm(int64_t cols, int64_t group) const;  // GatedInputNorm for this shape
-  // NormOut's partial sums a token for `w` (its workgroups); 0 where NormOut is not supported.
+  // NormOut's partial sums a token for `w` (its workgroups); 0 where NormOut is not supported
+  // (a Matvec made without MatvecOptions::norm_out, or no staged kernel for w).
   uint32_t norm_partials(const WeightBuffer& w) const;
 
  private:

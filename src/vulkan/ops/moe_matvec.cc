@@ -29,6 +29,7 @@ Result<std::unique_ptr<MoeMatvec>> MoeMatvec::create(const Device& device, Tenso
   m->options_ = options;
   m->int8_ = options.int8 && caps.int8_dot && int8_capable(type);
   const bool sg = options.subgroup && caps.subgroup_arithmetic;
+  m->subgroup_ = sg;
   const uint32_t group_size = options.group_size ? options.group_size : 128;
   if ((group_size & (group_size - 1)) != 0 || group_size > caps.max_workgroup_invocations)
     return error("moe_matvec workgroup of %u threads: not a power of two or over the device's %u", group_size,
@@ -60,6 +61,7 @@ Status MoeMatvec::record_swiglu(Commands& cmd, const WeightBuffer& gate, const W
     return error("moe_matvec routing of top-%u among %u experts (at most %u of %u; logits stride %u)", k, n_expert,
                  kMaxRoutedK, kMaxRoutedExperts, routing->logits.stride);
   if (norm && !routing) return error("moe_matvec: x normalised by a dispatch that does not route");
+  if (routing && routing->ranked && !subgroup_) return error("moe_matvec: ranked ids need subgroups");
   if (norm && norm->out && norm->out->stride < gate.cols())
     return error("moe_matvec normalised x stride %u is less than cols %lld", norm->out->stride, (long long)gate.cols());
   if (norm && norm->n_partials == 0) return error("moe_matvec: x normalised from no partial sums");
@@ -116,7 +118,7 @@ Status MoeMatvec::record_any(Commands& cmd, const WeightBuffer& w0, const Weight
   const WeightChunk& c1 = w1 ? w1->chunks()[0] : c0;
   const uint32_t flags = (accumulate ? 1u : 0u) | (routing ? 2u : 0u) | (routing && routing->normalize ? 4u : 0u) |
                          (shared ? 8u : 0u) | (norm ? 16u : 0u) | (norm && norm->out ? 32u : 0u) |
-                         (norm && norm->scale_logits ? 64u : 0u);
+                         (norm && norm->scale_logits ? 64u : 0u) | (routing && routing->ranked ? 128u : 0u);
   const Push push{rows, uint32_t(w0.cols()), k, n_expert, x.stride, y.stride, flags, lanes,
                   {c0.q_word, c0.h_word, c0.m_word, 0}, {c1.q_word, c1.h_word, c1.m_word, 0},
                   routing ? routing->logits.stride : 0,

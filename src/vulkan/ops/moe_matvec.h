@@ -31,6 +31,9 @@ struct MoeRouting {
   Activations logits;  // n_tokens rows of n_expert floats
   BufferRange weights;
   bool normalize = true;
+  // The ids hold each token's top k already (ranked by the logits' producer: ops::TopK), so only
+  // the weights are computed (and the ids not written). Needs subgroups.
+  bool ranked = false;
 };
 
 // x normalised by the gate/up dispatch (graph::RmsNorm feeding it), x arriving as h * weight
@@ -76,6 +79,7 @@ class MoeMatvec {
                      uint32_t k, bool accumulate = false, const MoeSharedExpert* shared = nullptr) const;
 
   bool uses_int8() const { return int8_; }
+  bool takes_ranked_ids() const { return subgroup_; }  // MoeRouting::ranked
 
  private:
   MoeMatvec() = default;
@@ -87,6 +91,7 @@ class MoeMatvec {
   TensorType type_ = TensorType::F32;
   MoeMatvecOptions options_;
   bool int8_ = false;
+  bool subgroup_ = false;
   uint32_t group_size_ = 128;
   uint32_t rows_per_set_ = 1;
   std::unique_ptr<Pipeline> pipeline_;

@@ -1,9 +1,9 @@
-// The next RMSNorm's inputs as an epilogue of a residual-adding matvec (flags bit 10): beside
-// each row of y, the row times the norm weight (binding 7) goes to binding 10 at y's place, and
-// each workgroup stores the sum of squares of its rows of token t at binding 9, word
-// t * slot_floats + (its first row / rows_per_group). A folded router's gate/up reads them
-// (src/vulkan/router_fold.h). Include after the push block; aliases the conv epilogue's
-// bindings 7 and 9.
+// The next RMSNorm's inputs as an epilogue of a residual-adding matvec (the NORM_OUT variant of
+// matvec_staged.comp, flags bit 10): beside each row of y, the row times the norm weight
+// (binding 7) goes to binding 10 at y's place, and each workgroup stores the sum of squares of
+// its rows of token t at binding 9, word t * slot_floats + (its first row / rows_per_group). A
+// folded router's gate/up reads them (src/vulkan/router_fold.h). Include after the push block;
+// aliases the conv epilogue's bindings 7 and 9.
 layout(std430, binding = 7) readonly buffer NormOutWeight { float norm_out_w[]; };
 layout(std430, binding = 9) writeonly buffer NormOutPartials { float norm_out_partials[]; };
 layout(std430, binding = 10) writeonly buffer NormOutX { float norm_out_x[]; };

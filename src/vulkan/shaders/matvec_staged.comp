@@ -10,8 +10,10 @@
 // norm_group columns (a multiple of 32), x * norm_w[c % norm_group] * silu(gate[t][c]) is
 // quantized, and each 32-group's scale and sums are then multiplied by the group's
 // 1 / sqrt(mean(x^2) + eps). Bit 2: the conv epilogue of matvec_conv.glsl (not with kPair).
-// Bits 5-9: the RoPE / KV store epilogues of matvec_rope_kv.glsl (not with kPair). Bit 10: the
-// next norm's inputs (matvec_norm_out.glsl; plain rows only, not with kPair or k_slices).
+// Bits 5-9: the RoPE / KV store epilogues of matvec_rope_kv.glsl (not with kPair). Variants
+// (kept out of the others' code, which the H200's decode is sensitive to): NORM_OUT, flags bit
+// 10, the next norm's inputs (matvec_norm_out.glsl; plain rows only, not with kPair); TOPK, bit
+// 11, each token's largest rows ranked (matvec_topk.glsl).
 // With PREQUANT_X, x arrives quantized (Matvec::prequantize_x's records at binding 2: per token
 // and group, the codes, then (scale, float sums of the halves, sum of x^2 before the norm
 // weight), then the code sums): staging copies the records into shared memory as they are, and
@@ -61,7 +63,12 @@ layout(push_constant) uniform Push {
 
 #include "matvec_conv.glsl"
 #include "matvec_rope_kv.glsl"
+#ifdef NORM_OUT
 #include "matvec_norm_out.glsl"
+#endif
+#ifdef TOPK
+#include "matvec_topk.glsl"
+#endif
 #include "phase_clock.glsl"
 
 shared uvec4 s_xq[kMaxGroups * 2];  // int8 codes of x, 32 per group
@@ -146,7 +153,6 @@ void main() {
   const uint n_passes = (n_iters + iter_stride - 1) / iter_stride;
 
   const bool rope_kv = (p.flags & (kRopeFlag | kStoreFlag)) != 0u, head = (p.flags & kHeadFlag) != 0u;
-  const bool norm_out = (p.flags & kNormOutFlag) != 0u;
   for (uint t = 0; t < p.n_tokens; ++t) {
     const uint kv_row = (p.flags & kStoreFlag) != 0u ? pool_row(t) : 0u;  // in flight during the staging
     float ss = 0.0;
@@ -187,7 +193,9 @@ void main() {
 
     // Subgroup sid takes K slice sid % n_slices of row step sid / n_slices (+ iter_stride per
     // pass); with several slices the partial sums meet in shared memory.
-    float out_ss = 0.0;  // norm_out: squares of the rows this invocation wrote
+#ifdef NORM_OUT
+    float out_ss = 0.0;  // squares of the rows this invocation wrote
+#endif
     for (uint pass = 0; pass < n_passes; ++pass) {
       const uint it = pass * iter_stride + gl_SubgroupID / n_slices, slice = gl_SubgroupID % n_slices;
       const bool busy = gl_SubgroupID < iter_stride * n_slices && it < n_iters;
@@ -263,18 +271,28 @@ void main() {
             y[base + rb] = acc1;
           }
         } else {
+#ifdef NORM_OUT
           const float v0 = acc0 + (add && va ? residual[base + ra] : 0.0);
           const float v1 = acc1 + (add && vb ? residual[base + rb] : 0.0);
           if (va) y[base + ra] = v0;
           if (vb) y[base + rb] = v1;
-          if (norm_out && va) out_ss += norm_out_row(base + ra, p.y_offset + ra, v0);
-          if (norm_out && vb) out_ss += norm_out_row(base + rb, p.y_offset + rb, v1);
+          if ((p.flags & kNormOutFlag) != 0u && va) out_ss += norm_out_row(base + ra, p.y_offset + ra, v0);
+          if ((p.flags & kNormOutFlag) != 0u && vb) out_ss += norm_out_row(base + rb, p.y_offset + rb, v1);
+#else
+          if (va) y[base + ra] = acc0 + (add ? residual[base + ra] : 0.0);
+          if (vb) y[base + rb] = acc1 + (add ? residual[base + rb] : 0.0);
+#endif
         }
       }
       if (t == 0 && pass < 8) phase_mark(2 + pass);
     }
     if (head) finish_heads(t, row0, kv_row, kGroupSize);
-    if (norm_out) norm_out_partial(t, row0, out_ss);
+#ifdef NORM_OUT
+    if ((p.flags & kNormOutFlag) != 0u) norm_out_partial(t, row0, out_ss);
+#endif
+#ifdef TOPK
+    if ((p.flags & kTopkFlag) != 0u) topk_epilogue(t);
+#endif
     barrier();  // the staged x (and s_head) are replaced by the next token's
     if (t == 0) phase_mark(10);
   }

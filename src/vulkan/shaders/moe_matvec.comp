@@ -21,7 +21,8 @@
 // (the partials' loads issued with the logits') and uses x * n; with bit 5 workgroup 0 of slot
 // t * k also writes x * n to binding 8 (row stride sx_stride); with bit 6 the routing logits are
 // multiplied by n first (a router folded into the projection before it:
-// src/vulkan/router_fold.h).
+// src/vulkan/router_fold.h); with bit 7 (SUBGROUP) the ids arrive ranked already (by the
+// logits' producer: matvec_topk.glsl) and the routing only computes the weights.
 // Defines as shaders/matvec.comp: TYPE_<T>, INT8, SUBGROUP.
 #extension GL_EXT_control_flow_attributes : enable
 #ifdef SUBGROUP
@@ -101,7 +102,7 @@ float x_squares(uint t, uint lane, uint step) {
 // count k * n / subgroup size per workgroup, not n * n / threads as with ranks.
 uint route(uint t, uint j, bool write) {
   const uint tid = gl_LocalInvocationID.x, n = p.n_expert, base = t * p.logit_stride;
-  const bool normed = (p.flags & 16u) != 0u, scaled = (p.flags & 64u) != 0u;
+  const bool normed = (p.flags & 16u) != 0u, scaled = (p.flags & 64u) != 0u, ranked = (p.flags & 128u) != 0u;
 #ifdef SUBGROUP
   if (gl_SubgroupID == 0) {
     const uint lane = gl_SubgroupInvocationID, step = gl_SubgroupSize;
@@ -111,46 +112,66 @@ uint route(uint t, uint j, bool write) {
       if (subgroupElect()) s_norm = sn;
       if (scaled) scale = sn;
     }
-    // The logits go through s_p (a lane's own entries), kUnroll per lane loaded at once.
-    float m = -1.0 / 0.0;
-    for (uint e0 = lane; e0 < n; e0 += kUnroll * step) {
-      float lv[kUnroll];
-      [[unroll]] for (uint u = 0; u < kUnroll; ++u) lv[u] = logits[base + min(e0 + u * step, n - 1)];
-      [[unroll]] for (uint u = 0; u < kUnroll; ++u)
-        if (e0 + u * step < n) {
-          s_p[e0 + u * step] = scale * lv[u];
-          m = max(m, scale * lv[u]);
-        }
-    }
-    m = subgroupMax(m);
-    float s = 0.0;
-    for (uint e = lane; e < n; e += step) {
-      s_p[e] = exp(s_p[e] - m);
-      s += s_p[e];
-    }
-    const float inv = 1.0 / subgroupAdd(s);
-    for (uint e = lane; e < n; e += step) s_p[e] *= inv;
-    // A lane reads and retires only its own experts (e % step == lane): no barrier per round.
-    for (uint r = 0; r < p.k; ++r) {
-      float best = -1.0;
-      uint bi = 0xFFFFFFFFu;
-      for (uint e = lane; e < n; e += step) {
-        const float v = s_p[e];
-        if (v > best) {
-          best = v;
-          bi = e;
-        }
+    if (ranked) {  // the writer's weights: the chosen experts' probabilities
+      if (write) {
+        float m = -1.0 / 0.0;
+        for (uint e = lane; e < n; e += step) m = max(m, scale * logits[base + e]);
+        m = subgroupMax(m);
+        float s = 0.0;
+        for (uint e = lane; e < n; e += step) s += exp(scale * logits[base + e] - m);
+        const float inv = 1.0 / subgroupAdd(s);
+        for (uint r = lane; r < p.k; r += step) s_w[r] = exp(scale * logits[base + uint(ids[t * p.k + r])] - m) * inv;
       }
-      const float mb = subgroupMax(best);
-      const uint wi = subgroupMin(best == mb ? bi : 0xFFFFFFFFu);
-      if (bi == wi) {
-        s_id[r] = int(wi);
-        s_w[r] = mb;
-        s_p[wi] = -1.0;
+    } else {
+      // The logits go through s_p (a lane's own entries), kUnroll per lane loaded at once.
+      float m = -1.0 / 0.0;
+      for (uint e0 = lane; e0 < n; e0 += kUnroll * step) {
+        float lv[kUnroll];
+        [[unroll]] for (uint u = 0; u < kUnroll; ++u) lv[u] = logits[base + min(e0 + u * step, n - 1)];
+        [[unroll]] for (uint u = 0; u < kUnroll; ++u)
+          if (e0 + u * step < n) {
+            s_p[e0 + u * step] = scale * lv[u];
+            m = max(m, scale * lv[u]);
+          }
+      }
+      m = subgroupMax(m);
+      float s = 0.0;
+      for (uint e = lane; e < n; e += step) {
+        s_p[e] = exp(s_p[e] - m);
+        s += s_p[e];
+      }
+      const float inv = 1.0 / subgroupAdd(s);
+      for (uint e = lane; e < n; e += step) s_p[e] *= inv;
+      // A lane reads and retires only its own experts (e % step == lane): no barrier per round.
+      for (uint r = 0; r < p.k; ++r) {
+        float best = -1.0;
+        uint bi = 0xFFFFFFFFu;
+        for (uint e = lane; e < n; e += step) {
+          const float v = s_p[e];
+          if (v > best) {
+            best = v;
+            bi = e;
+          }
+        }
+        const float mb = subgroupMax(best);
+        const uint wi = subgroupMin(best == mb ? bi : 0xFFFFFFFFu);
+        if (bi == wi) {
+          s_id[r] = int(wi);
+          s_w[r] = mb;
+          s_p[wi] = -1.0;
+        }
       }
     }
   }
   barrier();
+  if (ranked) {
+    if (write && tid < p.k) {
+      float chosen = 0.0;
+      for (uint i = 0; i < p.k; ++i) chosen += s_w[i];
+      route_w[t * p.k + tid] = s_w[tid] / ((p.flags & 4u) != 0u ? max(chosen, 6.103515625e-5) : 1.0);
+    }
+    return uint(ids[t * p.k + j]);
+  }
 #else
   float scale = 1.0;
   if (normed) {

@@ -1,0 +1,41 @@
+// The k largest rows of each token, ranked by the last workgroup to finish it (the TOPK variant,
+// flags bit 11): a folded router's logits (src/vulkan/router_fold.h) so that the gate/up only
+// reads its experts. Each workgroup counts itself in head_counters[table_offset + t] after
+// writing its rows; the last one reads the token's rows back (y is coherent) and its subgroup 0
+// writes the indices of the n_pairs largest to binding 11 at t * n_pairs, largest first, ties to
+// the lower index (as moe_route.comp), then zeroes the counter. Needs rows <= kTopkPerLane x the
+// subgroup size and one chunk. Include after matvec_rope_kv.glsl (head_counters).
+layout(std430, binding = 11) writeonly buffer TopkIds { int topk_ids[]; };  // aliases the KV pool
+
+const uint kTopkFlag = 2048u, kTopkPerLane = 8;
+shared bool s_topk_last;
+
+void topk_epilogue(uint t) {
+  memoryBarrierBuffer();
+  barrier();
+  const uint tid = gl_LocalInvocationID.x, n_groups = gl_NumWorkGroups.x * gl_NumWorkGroups.y;
+  if (tid == 0) s_topk_last = atomicAdd(head_counters[p.table_offset + t], 1u) == n_groups - 1u;
+  barrier();
+  if (!s_topk_last) return;
+  memoryBarrierBuffer();
+  if (gl_SubgroupID == 0) {
+    const uint lane = gl_SubgroupInvocationID, step = gl_SubgroupSize, base = t * p.y_stride + p.y_offset;
+    float v[kTopkPerLane];
+    [[unroll]] for (uint u = 0; u < kTopkPerLane; ++u) v[u] = lane + u * step < p.rows ? y[base + lane + u * step] : -1.0 / 0.0;
+    for (uint r = 0; r < p.n_pairs; ++r) {
+      float best = -1.0 / 0.0;
+      uint bi = 0xFFFFFFFFu;
+      [[unroll]] for (uint u = 0; u < kTopkPerLane; ++u)
+        if (v[u] > best || (bi == 0xFFFFFFFFu && lane + u * step < p.rows && v[u] == best)) {
+          best = v[u];
+          bi = lane + u * step;
+        }
+      const float mb = subgroupMax(best);
+      const uint wi = subgroupMin(best == mb ? bi : 0xFFFFFFFFu);
+      if (subgroupElect()) topk_ids[t * p.n_pairs + r] = int(wi);
+      [[unroll]] for (uint u = 0; u < kTopkPerLane; ++u)
+        if (lane + u * step == wi) v[u] = -1.0 / 0.0;
+    }
+  }
+  if (tid == 0) head_counters[p.table_offset + t] = 0u;
+}
