@@ -3,9 +3,8 @@
 // materialised norm and the projection's residual fold), and recorded around the projection.
 // The router's own stage (its dispatch, and the barrier before it) goes: R s runs in the stage
 // before the projection, M a beside the projection, which also leaves the norm's inputs
-// (ops::NormOut) for the gate/up. On the H200, tg128: qwen3-30b-a3b 254.8 -> 258.5 tok/s,
-// qwen35-35b-a3b 291.6 -> 295.8 (the router stage's 8-9.5 us a layer, less about 2.8 us more
-// in the gate/up and 1.7 in the projection's stage).
+// (ops::NormOut) for the gate/up (docs/ARCHITECTURE.md, "Executor", has the H200 figures: the
+// router stage's 8-9.5 us a layer go, the gate/up and the projection's stage grow).
 #include <variant>
 #include <vector>
 
