@@ -1,20 +1,30 @@
 #include "vulkan/router_fold.h"
 
-#include <algorithm>
 #include <cstring>
 
 #include "core/quant.h"
-#include "cpu/thread_pool.h"
+#include "cpu/matmul.h"
 
 namespace zinc::vulkan {
 namespace {
 
 // The float rows of a matrix weight.
-std::vector<float> dequantize(const graph::Weight& w) {
+std::vector<float> dequantize(const graph::Weight& w, cpu::ThreadPool& pool) {
   std::vector<float> out(size_t(w.rows() * w.cols()));
   const auto* src = static_cast<const uint8_t*>(w.data);
-  for (int64_t r = 0; r < w.rows(); ++r) dequantize_row(w.type, src + size_t(r) * w.row_bytes, &out[size_t(r * w.cols())], w.cols());
+  pool.parallel_for(w.rows(), 16, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r)
+      dequantize_row(w.type, src + size_t(r) * w.row_bytes, &out[size_t(r * w.cols())], w.cols());
+  });
   return out;
+}
+
+// dst[c][r] = src[r][c] for a rows x cols src.
+void transpose(const std::vector<float>& src, int64_t rows, int64_t cols, std::vector<float>& dst, cpu::ThreadPool& pool) {
+  pool.parallel_for(cols, 64, [&](int64_t begin, int64_t end) {
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = begin; c < end; ++c) dst[size_t(c * rows + r)] = src[size_t(r * cols + c)];
+  });
 }
 
 }  // namespace
@@ -35,32 +45,19 @@ Result<RouterFold> fold_router(const graph::Weight& router, const graph::Weight&
     return error("a folded router's input matrix as %s", std::string(type_name(input_type)).c_str());
 
   RouterFold f{input_type, n_expert, n_embd, in_cols, {}, {}};
-  std::vector<float> r = dequantize(router);  // becomes R = W_r diag(w)
+  cpu::ThreadPool pool(0);
+  std::vector<float> r = dequantize(router, pool);  // becomes R = W_r diag(w)
   const float* w = norm.f32();
   for (int64_t i = 0; i < n_expert; ++i)
     for (int64_t c = 0; c < n_embd; ++c) r[size_t(i * n_embd + c)] *= w[c];
   f.stream.resize(size_t(n_expert * n_embd) * 4);
   std::memcpy(f.stream.data(), r.data(), f.stream.size());
 
-  // M = R P, by column tiles (each thread accumulates kRows rows of M over a tile of P's
-  // columns), then quantized row by row.
-  const std::vector<float> p = dequantize(projection);
-  std::vector<float> m(size_t(n_expert * in_cols), 0.f);
-  constexpr int64_t kTile = 256, kRows = 4;
-  const int64_t tiles = (in_cols + kTile - 1) / kTile, row_sets = (n_expert + kRows - 1) / kRows;
-  cpu::ThreadPool pool(0);
-  pool.parallel_items(tiles * row_sets, [&](int64_t item) {
-    const int64_t c0 = (item % tiles) * kTile, c1 = std::min(in_cols, c0 + kTile), i0 = (item / tiles) * kRows;
-    const int64_t i1 = std::min(n_expert, i0 + kRows);
-    for (int64_t e = 0; e < n_embd; ++e) {
-      const float* prow = &p[size_t(e * in_cols)];
-      for (int64_t i = i0; i < i1; ++i) {
-        const float a = r[size_t(i * n_embd + e)];
-        float* mrow = &m[size_t(i * in_cols)];
-        for (int64_t c = c0; c < c1; ++c) mrow[c] += a * prow[c];
-      }
-    }
-  });
+  // M = R P, as the CPU backend's product M^T = P^T R^T (P^T's rows the "tokens").
+  std::vector<float> pt(size_t(n_embd * in_cols)), mt(size_t(n_expert * in_cols)), m(mt.size());
+  transpose(dequantize(projection, pool), n_embd, in_cols, pt, pool);
+  cpu::matmul({TensorType::F32, r.data(), n_expert, n_embd, size_t(n_embd) * 4}, pt.data(), in_cols, mt.data(), pool);
+  transpose(mt, in_cols, n_expert, m, pool);
   const size_t in_row = row_bytes(input_type, in_cols);
   f.input.resize(size_t(n_expert) * in_row);
   for (int64_t i = 0; i < n_expert; ++i)

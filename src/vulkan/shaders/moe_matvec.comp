@@ -84,7 +84,7 @@ shared float s_w[kMaxK];
 shared int s_id[kMaxK];
 
 // This lane's share (lanes `lane`, + step, ...) of token t's partial sums of squares (bit 4).
-float x_squares(uint t, uint lane, uint step) {
+float partial_squares(uint t, uint lane, uint step) {
   float ss = 0.0;
   for (uint i0 = lane; i0 < p.h_cols; i0 += kUnroll * step) {
     float v[kUnroll];
@@ -108,7 +108,7 @@ uint route(uint t, uint j, bool write) {
     const uint lane = gl_SubgroupInvocationID, step = gl_SubgroupSize;
     float scale = 1.0;
     if (normed) {
-      const float sn = inversesqrt(subgroupAdd(x_squares(t, lane, step)) / float(p.cols) + p.eps);
+      const float sn = inversesqrt(subgroupAdd(partial_squares(t, lane, step)) / float(p.cols) + p.eps);
       if (subgroupElect()) s_norm = sn;
       if (scaled) scale = sn;
     }
@@ -175,7 +175,7 @@ uint route(uint t, uint j, bool write) {
 #else
   float scale = 1.0;
   if (normed) {
-    const float sn = inversesqrt(workgroup_sum(x_squares(t, tid, kGroupSize)) / float(p.cols) + p.eps);
+    const float sn = inversesqrt(workgroup_sum(partial_squares(t, tid, kGroupSize)) / float(p.cols) + p.eps);
     if (tid == 0) s_norm = sn;
     if (scaled) scale = sn;
   }
