@@ -17,36 +17,37 @@ Result<std::unique_ptr<Kernels>> Kernels::create(const Device& device, bool kv_f
   return k;
 }
 
-Result<const ops::Matvec*> Kernels::matvec(TensorType type, bool swiglu) {
-  auto& slot = matvec_[{type, swiglu}];
+namespace {
+
+// The Matvec in `slot`, made with `o` on first use.
+Result<const ops::Matvec*> cached(std::unique_ptr<ops::Matvec>& slot, const Device& device, TensorType type,
+                                  const ops::MatvecOptions& o) {
   if (!slot) {
-    ops::MatvecOptions o;
-    o.swiglu = swiglu;
-    ZINC_ASSIGN_OR_RETURN(slot, ops::Matvec::create(device_, type, o));
+    ZINC_ASSIGN_OR_RETURN(slot, ops::Matvec::create(device, type, o));
   }
   return slot.get();
+}
+
+}  // namespace
+
+Result<const ops::Matvec*> Kernels::matvec(TensorType type, bool swiglu) {
+  ops::MatvecOptions o;
+  o.swiglu = swiglu;
+  return cached(matvec_[{type, swiglu}], device_, type, o);
 }
 
 Result<const ops::Matvec*> Kernels::narrow_matvec(TensorType type) {
-  auto& slot = narrow_matvec_[type];
-  if (!slot) {
-    ops::MatvecOptions o;
-    o.rows = 4;
-    o.k_slices = 4;
-    o.topk = type == TensorType::Q8_0;
-    ZINC_ASSIGN_OR_RETURN(slot, ops::Matvec::create(device_, type, o));
-  }
-  return slot.get();
+  ops::MatvecOptions o;
+  o.rows = 4;
+  o.k_slices = 4;
+  o.topk = type == TensorType::Q8_0;
+  return cached(narrow_matvec_[type], device_, type, o);
 }
 
 Result<const ops::Matvec*> Kernels::norm_out_matvec(TensorType type) {
-  auto& slot = norm_out_matvec_[type];
-  if (!slot) {
-    ops::MatvecOptions o;
-    o.norm_out = true;
-    ZINC_ASSIGN_OR_RETURN(slot, ops::Matvec::create(device_, type, o));
-  }
-  return slot.get();
+  ops::MatvecOptions o;
+  o.norm_out = true;
+  return cached(norm_out_matvec_[type], device_, type, o);
 }
 
 Result<const ops::Gemm*> Kernels::gemm(TensorType type) {

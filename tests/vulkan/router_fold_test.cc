@@ -55,27 +55,21 @@ void expect_folded(const Fold& f, const RouterFold& got, float rel) {
   for (int64_t i = 0; i < kExperts; ++i) EXPECT_NEAR(have[size_t(i)], want[size_t(i)], rel * scale) << "expert " << i;
 }
 
-TEST(RouterFold, FloatInputIsExact) {
-  const Fold f = random_fold(TensorType::Q4_K);
+// Folds a random router into a projection of projection_type, M stored as input_type.
+void check_fold(TensorType projection_type, TensorType input_type, float rel) {
+  const Fold f = random_fold(projection_type);
   const graph::Weight router = graph_weight(TensorType::F32, f.router.bytes.data(), kEmbd, kExperts);
   const graph::Weight norm = graph_weight(TensorType::F32, f.norm.data(), kEmbd);
-  const graph::Weight projection = graph_weight(TensorType::Q4_K, f.projection.bytes.data(), kIn, kEmbd);
-  auto got = fold_router(router, norm, projection, TensorType::F32);
+  const graph::Weight projection = graph_weight(projection_type, f.projection.bytes.data(), kIn, kEmbd);
+  auto got = fold_router(router, norm, projection, input_type);
   ASSERT_TRUE(got.ok()) << got.status().message();
-  EXPECT_EQ(got->input_type, TensorType::F32);
-  expect_folded(f, *got, 1e-5f);
+  EXPECT_EQ(got->input_type, input_type);
+  expect_folded(f, *got, rel);
 }
 
-TEST(RouterFold, Q8InputWithinItsRounding) {
-  const Fold f = random_fold(TensorType::Q6_K);
-  const graph::Weight router = graph_weight(TensorType::F32, f.router.bytes.data(), kEmbd, kExperts);
-  const graph::Weight norm = graph_weight(TensorType::F32, f.norm.data(), kEmbd);
-  const graph::Weight projection = graph_weight(TensorType::Q6_K, f.projection.bytes.data(), kIn, kEmbd);
-  auto got = fold_router(router, norm, projection, TensorType::Q8_0);
-  ASSERT_TRUE(got.ok()) << got.status().message();
-  EXPECT_EQ(got->input_type, TensorType::Q8_0);
-  expect_folded(f, *got, 2e-2f);
-}
+TEST(RouterFold, FloatInputIsExact) { check_fold(TensorType::Q4_K, TensorType::F32, 1e-5f); }
+
+TEST(RouterFold, Q8InputWithinItsRounding) { check_fold(TensorType::Q6_K, TensorType::Q8_0, 2e-2f); }
 
 TEST(RouterFold, RefusesShapesThatDoNotChain) {
   const Fold f = random_fold(TensorType::F32);
