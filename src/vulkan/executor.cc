@@ -143,8 +143,7 @@ std::pair<uint64_t, uint64_t> Executor::range_of(graph::BufferId id) const {
 
 void Executor::make_private(graph::BufferId id) {
   if (private_offsets_.count(id.index)) return;
-  private_offsets_[id.index] = private_bytes_;
-  private_bytes_ += (graph_.buffer(id).size_bytes() + kStepAlignBytes - 1) / kStepAlignBytes * kStepAlignBytes;
+  private_offsets_[id.index] = reserve_private(graph_.buffer(id).size_bytes());
 }
 
 uint64_t Executor::reserve_private(uint64_t bytes) {

@@ -59,7 +59,8 @@ Status Executor::record_moe_op(Commands& cmd, size_t index) {
         rd.push_back(range_of(std::get<graph::SharedExpertGate>(g.ops()[sd->second.gate].params).x));
       }
       const auto routed = routed_gate_ups_.find(index);
-      // A folded router (executor_router_fold.cc): x is the stream, normalised here.
+      // A folded router (executor_router_fold.cc): x is the projection's weighted stream,
+      // normalised here from its partial sums of squares.
       const auto router_fold = folded_gate_ups_.find(index);
       const RouterFoldPlan* fold =
           router_fold != folded_gate_ups_.end() ? &router_folds_.at(router_fold->second) : nullptr;
