@@ -179,6 +179,11 @@ class Executor {
   Status plan_router_folds();
   Status record_router_stream(Commands& cmd, const RouterFoldPlan& f);  // R s
   Status record_router_input(Commands& cmd, const RouterFoldPlan& f);   // M a + R s
+  // The kernel of a plain (not SwiGLU) matvec over `w`. In a graph with router folds, the
+  // NORM_OUT variant (its flag off), as the projections: on the H200 the plain kernel beside the
+  // variant cost 3-4 % of a MoE decode step (qwen3-30b-a3b tg128 264 -> 254), for reasons not
+  // found; without folds (the dense models) the plain kernel, which is faster there.
+  Result<const ops::Matvec*> plain_matvec(const WeightBuffer& w);
   // `cmd`, recorded (with the step timer) on first use.
   Result<Commands*> step_recording(std::unique_ptr<Commands>& cmd, Readback readback, int chain_slot);
   Status write_step(const graph::Batch& batch, const kv::Cache& cache, int slot = 0, bool write_tokens = true);

@@ -105,8 +105,8 @@ Status Executor::record_matmul(Commands& cmd, size_t index, const graph::Matmul&
   access(cmd, rd, wr);
   if (gated || conv || fusion.rope_kv || fusion.norm_out) {
     if (up || !small) return error("a fused gated norm, conv or rope on a split or GEMM matmul");
-    ZINC_ASSIGN_OR_RETURN(const ops::Matvec* k, fusion.norm_out ? kernels_.norm_out_matvec(w->type())
-                                                                : kernels_.matvec(w->type(), false));
+    ZINC_ASSIGN_OR_RETURN(const ops::Matvec* k,
+                          fusion.norm_out ? kernels_.norm_out_matvec(w->type()) : plain_matvec(*w));
     return k->record_fused(cmd, *w, x, y, rows, fusion);
   }
   if (up && small && up->type() == w->type()) {
@@ -116,7 +116,7 @@ Status Executor::record_matmul(Commands& cmd, size_t index, const graph::Matmul&
     if ((norm || residual) && (up || !small)) return error("a fused norm or residual on a split or GEMM matmul");
     auto mul = [&](const WeightBuffer& wb, const ops::Activations& out) -> Status {
       if (small) {
-        ZINC_ASSIGN_OR_RETURN(const ops::Matvec* k, kernels_.matvec(wb.type(), false));
+        ZINC_ASSIGN_OR_RETURN(const ops::Matvec* k, plain_matvec(wb));
         return k->record(cmd, wb, x, out, rows, residual, norm);
       }
       ZINC_ASSIGN_OR_RETURN(const ops::Gemm* k, kernels_.gemm(wb.type()));

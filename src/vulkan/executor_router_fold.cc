@@ -64,7 +64,7 @@ Status Executor::plan_router_folds() {
     if (n_partials == 0) continue;
     // The projection's staged product quantizes x to int8: M in Q8_0 is about as precise.
     const TensorType input_type = TensorType::Q8_0;
-    auto input_kernel = kernels_.narrow_matvec(input_type);
+    auto input_kernel = kernels_.narrow_matvec(input_type, false);
     auto stream_kernel = kernels_.matvec(RouterFold::kStreamType, false);
     if (!input_kernel.ok() || !stream_kernel.ok()) continue;
     if (const auto gated = gated_norms_.find(pm.in.index); gated != gated_norms_.end()) {
@@ -96,7 +96,7 @@ Status Executor::plan_router_folds() {
     // 296.3 -> 285.4): ranked up to kRankedPerLane a lane.
     constexpr int64_t kRankedPerLane = 4;
     plan.ranked = gate_up_kernel.ok() && (*gate_up_kernel)->takes_ranked_ids() &&
-                  logits.cols <= kRankedPerLane * int64_t(subgroup);
+                  logits.cols <= kRankedPerLane * int64_t(subgroup) && kernels_.narrow_matvec(input_type, true).ok();
     plan.ids = r.ids;
     plan.k = uint32_t(r.k);
     plan.counter_word = topk_word;
@@ -108,6 +108,16 @@ Status Executor::plan_router_folds() {
     skipped_ops_.insert(router);
   }
   return Status();
+}
+
+Result<const ops::Matvec*> Executor::plain_matvec(const WeightBuffer& w) {
+  ZINC_ASSIGN_OR_RETURN(const ops::Matvec* plain, kernels_.matvec(w.type(), false));
+  if (router_folds_.empty() || !plain->uses_staged(w.cols())) return plain;
+  // The variant reserves a little more shared memory: where that changes whether the staged
+  // kernel takes w, the fusions planned on the plain kernel's answer keep it.
+  auto variant = kernels_.norm_out_matvec(w.type());
+  if (!variant.ok() || !(*variant)->uses_staged(w.cols())) return plain;
+  return *variant;
 }
 
 ops::Activations Executor::weighted_stream(const RouterFoldPlan& f) const {
@@ -157,7 +167,7 @@ Status Executor::record_router_input(Commands& cmd, const RouterFoldPlan& f) {
     fusion.gated = &gated_args;
   }
   const WeightBuffer& w = *f.weights->input;
-  ZINC_ASSIGN_OR_RETURN(const ops::Matvec* k, kernels_.narrow_matvec(w.type()));
+  ZINC_ASSIGN_OR_RETURN(const ops::Matvec* k, kernels_.narrow_matvec(w.type(), f.ranked));
   return k->record_fused(cmd, w, act(in), act(f.logits), uint32_t(logits.rows), fusion);
 }
 

@@ -36,12 +36,12 @@ Result<const ops::Matvec*> Kernels::matvec(TensorType type, bool swiglu) {
   return cached(matvec_[{type, swiglu}], device_, type, o);
 }
 
-Result<const ops::Matvec*> Kernels::narrow_matvec(TensorType type) {
+Result<const ops::Matvec*> Kernels::narrow_matvec(TensorType type, bool topk) {
   ops::MatvecOptions o;
   o.rows = 4;
   o.k_slices = 4;
-  o.topk = type == TensorType::Q8_0;
-  return cached(narrow_matvec_[type], device_, type, o);
+  o.topk = topk;
+  return cached(narrow_matvec_[{type, topk}], device_, type, o);
 }
 
 Result<const ops::Matvec*> Kernels::norm_out_matvec(TensorType type) {

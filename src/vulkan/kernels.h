@@ -34,8 +34,8 @@ class Kernels {
   Result<const ops::Matvec*> matvec(TensorType type, bool swiglu);
   // For products of few rows (a folded router's, a few hundred): 4 rows a workgroup, a row
   // step's groups split over 4 subgroups on the staged kernel, so that more workgroups share
-  // them; Q8_0's is the variant that can rank rows (MatvecOptions::topk).
-  Result<const ops::Matvec*> narrow_matvec(TensorType type);
+  // them; with topk (Q8_0 only), the variant that can also rank the rows (MatvecOptions::topk).
+  Result<const ops::Matvec*> narrow_matvec(TensorType type, bool topk);
   // The matvec whose staged kernel can also write the next norm's inputs (ops::NormOut): a
   // folded router's projection.
   Result<const ops::Matvec*> norm_out_matvec(TensorType type);
@@ -64,7 +64,8 @@ class Kernels {
   explicit Kernels(const Device& d) : device_(d) {}
   const Device& device_;
   std::map<std::pair<TensorType, bool>, std::unique_ptr<ops::Matvec>> matvec_;
-  std::map<TensorType, std::unique_ptr<ops::Matvec>> narrow_matvec_, norm_out_matvec_;
+  std::map<std::pair<TensorType, bool>, std::unique_ptr<ops::Matvec>> narrow_matvec_;
+  std::map<TensorType, std::unique_ptr<ops::Matvec>> norm_out_matvec_;
   std::map<TensorType, std::unique_ptr<ops::Gemm>> gemm_;
   std::map<TensorType, std::unique_ptr<ops::GetRows>> get_rows_;
   std::map<std::pair<TensorType, bool>, std::unique_ptr<ops::MoeMatvec>> moe_matvec_;
