@@ -119,17 +119,20 @@ Result<std::unique_ptr<Matvec>> Matvec::create(const Device& device, TensorType 
 // 4096x14336 with 512 threads 35.5 -> 16.9 us); splitting a step's groups over several subgroups
 // (k_slices) was slower there, so it is only available through the options. Where one step per
 // subgroup gives more than kPassWorkgroups workgroups, each subgroup takes several steps in turn
-// (passes), so fewer workgroups stage x: on the H200 the SwiGLU pair 14336x4096 (Q4_K) takes 26.7
+// (passes), so that the workgroups fit about one wave (the H200 holds ~400 of the 256-thread
+// kernel's) and fewer of them stage x: on the H200 the SwiGLU pair 14336x4096 (Q4_K) takes 26.7
 // us in 448 workgroups against 31.1 in 1792 and 29.9 in 224; small matrices are fastest with the
 // most workgroups (4096x4096: 9.9 us in 256 against 10.8 in 128). Llama-3-8B decode by the
-// workgroups a pass may take (kPassWorkgroups; the SwiGLU pair in 4-8 passes): 240 331.8 tok/s,
-// 280 325.7, 300 335.6, 448 333.0, 600 319.2, 900 299.4.
+// passes' rule (the SwiGLU pair in 4-8 passes), workgroups / N rounded down: N = 240 331.8 tok/s,
+// 280 325.7, 300 335.6, 448 333.0, 600 319.2, 900 299.4. Rounded up with 400, which leaves the
+// 8B's and the 30B's products as 300 rounded down did, the 35B's 8192-row products (delta-net
+// qkv, gated attention q) take 2 passes instead of 1 in 512 workgroups: tg128 291.5 -> 307.0.
 Matvec::StagedShape Matvec::staged_shape(const Staged& staged, uint32_t rows) const {
   if (options_.rows) return {options_.rows, options_.k_slices ? options_.k_slices : 1};
-  constexpr uint32_t kPassWorkgroups = 300, kMaxPasses = 8;
+  constexpr uint32_t kPassWorkgroups = 400, kMaxPasses = 8;
   const uint32_t per_pass = std::max<uint32_t>(staged.threads / subgroup_size_, 1) * (options_.swiglu ? 1 : 2);
   const uint32_t workgroups = (rows + per_pass - 1) / per_pass;
-  const uint32_t passes = std::clamp<uint32_t>(workgroups / kPassWorkgroups, 1, kMaxPasses);
+  const uint32_t passes = std::clamp<uint32_t>((workgroups + kPassWorkgroups - 1) / kPassWorkgroups, 1, kMaxPasses);
   return {per_pass * passes, 1};
 }
 
