@@ -4,7 +4,9 @@
 # that the node's speed cancels out.
 #   bash .dev/ab.sh "M B" "llama3-8b qwen3-30b-a3b" [rounds] [extra bench flags]
 # With TOKENS=1, each binary also generates 64 greedy tokens per model and prints a hash of
-# them, so that an A/B shows whether the binaries agree as well as their speed.
+# them, so that an A/B shows whether the binaries agree as well as their speed. With PROFILE=1,
+# each binary's `zinc bench --profile` of one decode step per model goes to
+# $OUT/profile_MODEL_NAME.txt (per op with a barrier after each, then the stages as they run).
 set -uo pipefail
 source "$(dirname "$0")/device_env.sh"
 names=${1:-M} models=${2:-llama3-8b} rounds=${3:-2} extra=${4:-}
@@ -29,6 +31,13 @@ if [ "${TOKENS:-0}" = 1 ]; then
     for n in $names; do
       printf '%s %s tokens: ' "$m" "$n"
       .dev/zinc_$n run -m "$dir/$m.gguf" -p 'The quick brown fox' -n 64 --temp 0 --backend vulkan 2>/dev/null | md5sum | cut -c1-12
+    done
+  done
+fi
+if [ "${PROFILE:-0}" = 1 ]; then
+  for m in $models; do
+    for n in $names; do
+      .dev/zinc_$n bench -m "$dir/$m.gguf" -p 0 -n 16 -r 1 --profile --backend vulkan >"${OUT:-.}/profile_${m}_$n.txt" 2>&1
     done
   done
 fi
