@@ -191,7 +191,7 @@ void check_moe(const MoeShape& s, bool int8) {
   run([&](Commands& c) {
     const ops::MoeRouting routing{{{bz.get()}, E}, {nrw.get()}, true};
     const ops::Activations normed{{bxn.get()}, embd};
-    const ops::MoeInputNorm norm{{bp.get()}, P, eps, &normed, true};
+    const ops::MoeInputNorm norm{{bp.get()}, P, eps, &normed};
     Status st = (*pair)->record_swiglu(c, *wg, *wu, E, {{bwx.get()}, embd}, {nids.get()}, {{nact.get()}, ff}, T, k,
                                        &routing, &norm);
     ASSERT_TRUE(st.ok()) << st.message();
@@ -212,7 +212,7 @@ void check_moe(const MoeShape& s, bool int8) {
     run([&](Commands& c) {
       ops::MoeRouting routing{{{bz.get()}, E}, {krw.get()}, true};
       routing.ranked = true;
-      const ops::MoeInputNorm norm{{bp.get()}, P, eps, nullptr, true};
+      const ops::MoeInputNorm norm{{bp.get()}, P, eps, nullptr};
       Status st = (*pair)->record_swiglu(c, *wg, *wu, E, {{bwx.get()}, embd}, {kids.get()}, {{kact.get()}, ff}, T, k,
                                          &routing, &norm);
       ASSERT_TRUE(st.ok()) << st.message();

@@ -118,7 +118,7 @@ Status MoeMatvec::record_any(Commands& cmd, const WeightBuffer& w0, const Weight
   const WeightChunk& c1 = w1 ? w1->chunks()[0] : c0;
   const uint32_t flags = (accumulate ? 1u : 0u) | (routing ? 2u : 0u) | (routing && routing->normalize ? 4u : 0u) |
                          (shared ? 8u : 0u) | (norm ? 16u : 0u) | (norm && norm->out ? 32u : 0u) |
-                         (norm && norm->scale_logits ? 64u : 0u) | (routing && routing->ranked ? 128u : 0u);
+                         (norm ? 64u : 0u) | (routing && routing->ranked ? 128u : 0u);
   const Push push{rows, uint32_t(w0.cols()), k, n_expert, x.stride, y.stride, flags, lanes,
                   {c0.q_word, c0.h_word, c0.m_word, 0}, {c1.q_word, c1.h_word, c1.m_word, 0},
                   routing ? routing->logits.stride : 0,

@@ -39,14 +39,13 @@ struct MoeRouting {
 // x normalised by the gate/up dispatch (graph::RmsNorm feeding it), x arriving as h * weight
 // from a producer that also stored partial sums of squares of h (ops::NormOut): x * n, n = 1 /
 // sqrt(sum of token t's n_partials partials / cols + eps); with `out`, x * n is also written
-// there; with scale_logits, the routing logits are multiplied by n first (a router folded into
-// the projection before it: vulkan/router_fold.h).
+// there; the routing logits are multiplied by n first (a router folded into the projection
+// before it: vulkan/router_fold.h; shader flags bits 4 and 6 always together).
 struct MoeInputNorm {
   BufferRange partials;  // n_partials floats a token
   uint32_t n_partials = 0;
   float eps = 1e-6f;
   const Activations* out = nullptr;
-  bool scale_logits = false;
 };
 
 // The shared expert's down projection as one more term of the routed down projection:
