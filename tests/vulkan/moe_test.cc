@@ -374,6 +374,8 @@ TEST(VulkanMoeMatvec, KQuantsMatchCpu) {
   ZINC_REQUIRE_VULKAN();
   for (TensorType t : {TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K})
     for (bool int8 : {true, false}) check_moe({t, 512, 256, 9, 3, 4}, int8);
+  // A Qwen3-30B-A3B-shaped gate/up: a lane a term would take more than kMoeWaveWorkgroups.
+  check_moe({TensorType::Q4_K, 2048, 768, 9, 8, 1}, true);
 }
 
 TEST(VulkanMoeMatvec, OtherTypesMatchCpu) {

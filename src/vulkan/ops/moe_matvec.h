@@ -58,6 +58,9 @@ struct MoeSharedExpert {
   uint32_t gate_cols = 0;
 };
 
+// About one wave of the kernel's 128-thread workgroups on the H200 (5 a multiprocessor).
+inline constexpr uint32_t kMoeWaveWorkgroups = 640;
+
 class MoeMatvec {
  public:
   static Result<std::unique_ptr<MoeMatvec>> create(const Device& device, TensorType type,
