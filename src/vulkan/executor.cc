@@ -228,17 +228,16 @@ Status Executor::record(Commands& cmd, Readback readback, TimestampPool* timesta
       continue;
     }
     Status s;
-    if (const auto sd = shared_downs_.find(i); sd != shared_downs_.end()) s = record_op(cmd, sd->second.gate_up);
+    if (const auto sd = shared_downs_.find(i); sd != shared_downs_.end()) {
+      s = record_op(cmd, sd->second.gate_up);  // beside the routed gate/up: named before the down's barrier
+      if (stage_pool_) stage_ops_ += (stage_ops_.empty() ? "" : "+") + ops[sd->second.gate_up].name;
+    }
     const auto router_fold = router_folds_.find(i);
     if (s.ok() && router_fold != router_folds_.end()) s = record_router_stream(cmd, router_fold->second);
     if (s.ok()) s = f ? record_rope_kv(cmd, *f) : record_op(cmd, i);
     if (s.ok() && router_fold != router_folds_.end()) s = record_router_input(cmd, router_fold->second);
     if (!s.ok()) return error("%s (%s): %s", ops[i].name.c_str(), graph::op_kind_name(ops[i].params), s.message().c_str());
-    if (stage_pool_) {
-      if (const auto sd = shared_downs_.find(i); sd != shared_downs_.end())
-        stage_ops_ += (stage_ops_.empty() ? "" : "+") + ops[sd->second.gate_up].name;
-      stage_ops_ += (stage_ops_.empty() ? "" : "+") + ops[f ? f->rope_q : i].name;
-    }
+    if (stage_pool_) stage_ops_ += (stage_ops_.empty() ? "" : "+") + ops[f ? f->rope_q : i].name;
     if (op_times) {
       cmd.compute_barrier();
       pending_reads_.clear();

@@ -242,30 +242,32 @@ void check_moe(const MoeShape& s, bool int8) {
   expect_near_all(read_floats(*out2, want.out.size()), out, 1e-5f * max_abs(out), "out with 2 lanes a row");
 
   // The shared expert as one more term of the down projection, gated by sigmoid(gw . h).
-  const uint32_t G = 1100;  // several rounds of the gate's loads, the last one partial
-  const Matrix ws = random_matrix(s.type, s.embd, s.ff, 17);
-  const auto sx = random_floats(size_t(T * s.ff), 18), hv = random_floats(size_t(T * G), 19),
-             gw = random_floats(G, 20);
-  auto wsb = upload(ws);
-  auto bsx = host_buffer(sx), bh = host_buffer(hv), bgw = host_buffer(gw);
-  run([&](Commands& c) {
-    const ops::MoeSharedExpert shared{wsb.get(), {{bsx.get()}, ff}, {{bh.get()}, G}, {bgw.get()}, G};
-    Status st = (*dn)->record_down(c, *wd, E, {{bact.get()}, ff}, {bids.get()}, {bw.get()}, {{bout.get()}, embd}, T,
-                                   k, false, &shared);
-    ASSERT_TRUE(st.ok()) << st.message();
-  });
-  std::vector<float> with_shared = out_ref;
-  for (uint32_t t = 0; t < T; ++t) {
-    double d = 0;
-    for (uint32_t i = 0; i < G; ++i) d += double(hv[t * G + i]) * gw[i];
-    const double gate_v = 1 / (1 + std::exp(-d));
-    for (int64_t r = 0; r < s.embd; ++r) {
-      double a = 0;
-      for (int64_t c = 0; c < s.ff; ++c) a += double(ws.values[size_t(r * s.ff + c)]) * sx[size_t(t * s.ff + c)];
-      with_shared[size_t(t * s.embd + r)] += float(gate_v * a);
+  // Gate widths of one and of three rounds of the gate's loads, the last round partial.
+  for (const uint32_t G : {1100u, 2500u}) {
+    const Matrix ws = random_matrix(s.type, s.embd, s.ff, 17);
+    const auto sx = random_floats(size_t(T * s.ff), 18), hv = random_floats(size_t(T * G), 19),
+               gw = random_floats(G, 20, 0.05f);  // a gate away from 0 and 1
+    auto wsb = upload(ws);
+    auto bsx = host_buffer(sx), bh = host_buffer(hv), bgw = host_buffer(gw);
+    run([&](Commands& c) {
+      const ops::MoeSharedExpert shared{wsb.get(), {{bsx.get()}, ff}, {{bh.get()}, G}, {bgw.get()}, G};
+      Status st = (*dn)->record_down(c, *wd, E, {{bact.get()}, ff}, {bids.get()}, {bw.get()}, {{bout.get()}, embd}, T,
+                                     k, false, &shared);
+      ASSERT_TRUE(st.ok()) << st.message();
+    });
+    std::vector<float> with_shared = out_ref;
+    for (uint32_t t = 0; t < T; ++t) {
+      double d = 0;
+      for (uint32_t i = 0; i < G; ++i) d += double(hv[t * G + i]) * gw[i];
+      const double gate_v = 1 / (1 + std::exp(-d));
+      for (int64_t r = 0; r < s.embd; ++r) {
+        double a = 0;
+        for (int64_t c = 0; c < s.ff; ++c) a += double(ws.values[size_t(r * s.ff + c)]) * sx[size_t(t * s.ff + c)];
+        with_shared[size_t(t * s.embd + r)] += float(gate_v * a);
+      }
     }
+    expect_near_all(read_floats(*bout, want.out.size()), with_shared, rel * max_abs(with_shared), "out with shared expert");
   }
-  expect_near_all(read_floats(*bout, want.out.size()), with_shared, rel * max_abs(with_shared), "out with shared expert");
 }
 
 // The prefill path: device grouping, expert GEMMs, combine; ids from the device router.
