@@ -216,6 +216,14 @@ Status Executor::record(Commands& cmd, Readback readback, TimestampPool* timesta
   stage_pool_ = timestamps && !op_times ? timestamps : nullptr;
   stage_ops_.clear();
   const auto& ops = graph_.ops();
+  auto time_op = [&](const char* kind, const std::string& name) {  // ProfileMode::kOps: a barrier after each
+    cmd.compute_barrier();
+    pending_reads_.clear();
+    pending_writes_.clear();
+    cmd.write_timestamp(timestamps->handle(), ++index);
+    profile_kinds_[0].push_back(kind);
+    profile_names_[0].push_back(name);
+  };
   for (size_t i = 0; i < ops.size();) {
     if (skipped_ops_.count(i)) {
       ++i;
@@ -231,6 +239,7 @@ Status Executor::record(Commands& cmd, Readback readback, TimestampPool* timesta
     if (const auto sd = shared_downs_.find(i); sd != shared_downs_.end()) {
       s = record_op(cmd, sd->second.gate_up);  // beside the routed gate/up: named before the down's barrier
       if (stage_pool_) stage_ops_ += (stage_ops_.empty() ? "" : "+") + ops[sd->second.gate_up].name;
+      if (op_times) time_op(graph::op_kind_name(ops[sd->second.gate_up].params), ops[sd->second.gate_up].name);
     }
     const auto router_fold = router_folds_.find(i);
     if (s.ok() && router_fold != router_folds_.end()) s = record_router_stream(cmd, router_fold->second);
@@ -238,16 +247,9 @@ Status Executor::record(Commands& cmd, Readback readback, TimestampPool* timesta
     if (s.ok() && router_fold != router_folds_.end()) s = record_router_input(cmd, router_fold->second);
     if (!s.ok()) return error("%s (%s): %s", ops[i].name.c_str(), graph::op_kind_name(ops[i].params), s.message().c_str());
     if (stage_pool_) stage_ops_ += (stage_ops_.empty() ? "" : "+") + ops[f ? f->rope_q : i].name;
-    if (op_times) {
-      cmd.compute_barrier();
-      pending_reads_.clear();
-      pending_writes_.clear();
-      cmd.write_timestamp(timestamps->handle(), ++index);
-      const char* kind = !f ? graph::op_kind_name(ops[i].params)
-                            : (f->q_norm || f->k_norm ? "norm_rope_kv_write" : "rope_kv_write");
-      profile_kinds_[0].push_back(kind);
-      profile_names_[0].push_back(ops[f ? f->rope_q : i].name);
-    }
+    if (op_times)
+      time_op(!f ? graph::op_kind_name(ops[i].params) : f->q_norm || f->k_norm ? "norm_rope_kv_write" : "rope_kv_write",
+              ops[f ? f->rope_q : i].name);
     i += f ? f->n_ops : 1;
   }
   if (stage_pool_) barrier(cmd);  // closes the last stage

@@ -54,5 +54,25 @@ TEST(VulkanBackend, BenchProfilesPrefillAndDecode) {
   EXPECT_NE(out.find("| vulkan |"), std::string::npos) << out;
 }
 
+// A hybrid MoE layer's shared expert: its gate/up runs beside the routed gate/up and its down
+// projection and gate inside the routed down, and both profiles name them there.
+TEST(VulkanBackend, BenchProfileNamesTheSharedExpertWhereItRuns) {
+  ZINC_REQUIRE_TEST_DATA();
+  REQUIRE_VULKAN();
+  std::string out;
+  ASSERT_EQ(run_command(zinc_binary() + " bench -m " + data_path("models/qwen35moe-q4_k_m.gguf") +
+                            " -p 0 -n 2 -r 1 --backend vulkan --profile 2>&1",
+                        &out),
+            0)
+      << out;
+  const size_t stages = out.find("as it runs");
+  ASSERT_NE(stages, std::string::npos) << out;
+  const std::string ops = out.substr(0, stages), staged = out.substr(stages);
+  EXPECT_NE(ops.find("| ffn_gate_up_shexp | 4 |"), std::string::npos) << out;
+  EXPECT_NE(ops.find("| ffn_down_exps | 4 |"), std::string::npos) << out;
+  EXPECT_NE(staged.find("| ffn_gate_up_exps+ffn_gate_up_shexp | 4 |"), std::string::npos) << out;
+  EXPECT_NE(staged.find("| ffn_down_exps | 4 |"), std::string::npos) << out;
+}
+
 }  // namespace
 }  // namespace zinc::test
