@@ -36,7 +36,7 @@ Result<const ops::Matvec*> Kernels::matvec(TensorType type, bool swiglu) {
   // A CPU driver (lavapipe) runs a workgroup's invocations as loops over its SIMD lanes, so idle
   // ones cost nearly what busy ones do: the float kernel (types without int8 products, never
   // staged) takes workgroups of 32 threads and 8 rows there. A 256-wide F32 model's decode step
-  // on lavapipe: 219.8 -> 32.5 ms; GPUs keep 128 threads and 2 rows.
+  // on lavapipe: 219.8 -> 40 ms; GPUs keep 128 threads and 2-4 rows.
   if (device_.caps().type == "cpu" && !ops::int8_capable(type)) {
     o.group_size = 32;
     o.rows = 8;

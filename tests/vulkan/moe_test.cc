@@ -242,13 +242,21 @@ void check_moe(const MoeShape& s, bool int8) {
   expect_near_all(read_floats(*out2, want.out.size()), out, 1e-5f * max_abs(out), "out with 2 lanes a row");
 
   // The shared expert as one more term of the down projection, gated by sigmoid(gw . h).
-  // Gate widths of one and of three rounds of the gate's loads, the last round partial.
+  const Matrix ws = random_matrix(s.type, s.embd, s.ff, 17);
+  const auto sx = random_floats(size_t(T * s.ff), 18);
+  auto wsb = upload(ws);
+  auto bsx = host_buffer(sx);
+  std::vector<double> shared_out(size_t(T * s.embd));  // ws sx, before the gate
+  for (uint32_t t = 0; t < T; ++t)
+    for (int64_t r = 0; r < s.embd; ++r) {
+      double a = 0;
+      for (int64_t c = 0; c < s.ff; ++c) a += double(ws.values[size_t(r * s.ff + c)]) * sx[size_t(t * s.ff + c)];
+      shared_out[size_t(t * s.embd + r)] = a;
+    }
+  // Gate widths of two and of three rounds of the gate's loads (1024 a round), the last partial.
   for (const uint32_t G : {1100u, 2500u}) {
-    const Matrix ws = random_matrix(s.type, s.embd, s.ff, 17);
-    const auto sx = random_floats(size_t(T * s.ff), 18), hv = random_floats(size_t(T * G), 19),
-               gw = random_floats(G, 20, 0.05f);  // a gate away from 0 and 1
-    auto wsb = upload(ws);
-    auto bsx = host_buffer(sx), bh = host_buffer(hv), bgw = host_buffer(gw);
+    const auto hv = random_floats(size_t(T * G), 19), gw = random_floats(G, 20, 0.05f);  // a gate away from 0 and 1
+    auto bh = host_buffer(hv), bgw = host_buffer(gw);
     run([&](Commands& c) {
       const ops::MoeSharedExpert shared{wsb.get(), {{bsx.get()}, ff}, {{bh.get()}, G}, {bgw.get()}, G};
       Status st = (*dn)->record_down(c, *wd, E, {{bact.get()}, ff}, {bids.get()}, {bw.get()}, {{bout.get()}, embd}, T,
@@ -260,11 +268,8 @@ void check_moe(const MoeShape& s, bool int8) {
       double d = 0;
       for (uint32_t i = 0; i < G; ++i) d += double(hv[t * G + i]) * gw[i];
       const double gate_v = 1 / (1 + std::exp(-d));
-      for (int64_t r = 0; r < s.embd; ++r) {
-        double a = 0;
-        for (int64_t c = 0; c < s.ff; ++c) a += double(ws.values[size_t(r * s.ff + c)]) * sx[size_t(t * s.ff + c)];
-        with_shared[size_t(t * s.embd + r)] += float(gate_v * a);
-      }
+      for (int64_t r = 0; r < s.embd; ++r)
+        with_shared[size_t(t * s.embd + r)] += float(gate_v * shared_out[size_t(t * s.embd + r)]);
     }
     expect_near_all(read_floats(*bout, want.out.size()), with_shared, rel * max_abs(with_shared), "out with shared expert");
   }
