@@ -3,7 +3,8 @@
 // the workgroup did not reach the phase. Reported as benchmark counters in microseconds: per
 // phase, when it was reached after the first workgroup's entry (median and last over the
 // workgroups, device clock), and how long after the workgroup's previous phase (median, from
-// the multiprocessor clock at the rate the device clock implies over whole workgroups).
+// the multiprocessor clock at the rate the device clock implies over whole workgroups), and that
+// rate (sm_MHz).
 #pragma once
 
 #include <benchmark/benchmark.h>
@@ -83,6 +84,9 @@ inline double report_phases(benchmark::State& state, const std::vector<Workgroup
     end = std::max(end, last);
   }
   state.counters["workgroups"] = double(wgs.size());
+  // The multiprocessors' clock while the kernel ran: a GPU that idles between the benchmark's
+  // submits may run them below its decode-step clock.
+  if (us_per_cycle > 0) state.counters["sm_MHz"] = 1.0 / us_per_cycle;
   return end;
 }
 

@@ -93,7 +93,7 @@ uint32_t Attention::splits_for(uint32_t n_tokens, uint32_t max_keys) {
 }
 
 uint64_t Attention::partial_floats(uint32_t n_tokens, uint32_t n_q_heads, uint32_t head_dim_v, uint32_t n_splits) {
-  return uint64_t(n_tokens) * n_q_heads * n_splits * (head_dim_v + 2);
+  return uint64_t(n_tokens) * n_q_heads * n_splits * (head_dim_v + 4);  // m, l, 2 unused, acc
 }
 
 Status Attention::record(Commands& cmd, const AttentionArgs& a, const KvLayerBuffers& layer, const StepData& step,

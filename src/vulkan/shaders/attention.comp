@@ -144,13 +144,13 @@ void main() {
     const uint h = h0 + g;
     const float total = sred[g * kThreads];
     if (partial) {
-      const uint rec = ((t * p.n_q_heads + h) * p.n_splits + split) * (p.dv + 2);
+      const uint rec = ((t * p.n_q_heads + h) * p.n_splits + split) * (p.dv + 4);
       if (tid == 0) {
         out_[rec] = begin < end ? m[g] : -1.0 / 0.0;
         out_[rec + 1] = begin < end ? total : 0.0;
       }
-      if (d0 < p.dv) out_[rec + 2 + d0] = acc[g].x;
-      if (d1 < p.dv) out_[rec + 2 + d1] = acc[g].y;
+      if (d0 < p.dv) out_[rec + 4 + d0] = acc[g].x;
+      if (d1 < p.dv) out_[rec + 4 + d1] = acc[g].y;
     } else {
       const float inv = 1.0 / total;
       const uint o = t * p.out_stride + h * p.dv;

@@ -1,6 +1,7 @@
 #version 450
 // Merges the split partials of attention.comp: per (query head, token) workgroup,
 // out = sum_s exp(m_s - M) acc_s / sum_s exp(m_s - M) l_s (times sigmoid(gate) with flags bit 0).
+// A split's record: m, l, two unused floats, then acc (dv floats; 16-byte aligned for dv % 4 == 0).
 layout(local_size_x = 128) in;
 
 layout(std430, binding = 0) readonly buffer Part { float part[]; };
@@ -14,12 +15,12 @@ layout(push_constant) uniform Push {
 
 void main() {
   const uint h = gl_WorkGroupID.x, t = gl_WorkGroupID.y;
-  const uint rec0 = (t * p.n_q_heads + h) * p.n_splits * (p.dv + 2);
+  const uint rec0 = (t * p.n_q_heads + h) * p.n_splits * (p.dv + 4);
   float mx = -1.0 / 0.0;
-  for (uint s = 0; s < p.n_splits; ++s) mx = max(mx, part[rec0 + s * (p.dv + 2)]);
+  for (uint s = 0; s < p.n_splits; ++s) mx = max(mx, part[rec0 + s * (p.dv + 4)]);
   float total = 0.0;
   for (uint s = 0; s < p.n_splits; ++s) {
-    const uint r = rec0 + s * (p.dv + 2);
+    const uint r = rec0 + s * (p.dv + 4);
     total += part[r + 1] * exp(part[r] - mx);
   }
   const float inv = 1.0 / total;
@@ -27,8 +28,8 @@ void main() {
   for (uint d = gl_LocalInvocationID.x; d < p.dv; d += 128) {
     float a = 0.0;
     for (uint s = 0; s < p.n_splits; ++s) {
-      const uint r = rec0 + s * (p.dv + 2);
-      a += part[r + 2 + d] * exp(part[r] - mx);
+      const uint r = rec0 + s * (p.dv + 4);
+      a += part[r + 4 + d] * exp(part[r] - mx);
     }
     const float gv = gated ? 1.0 / (1.0 + exp(-gate[t * p.g_stride + p.g_offset + h * p.g_head_stride + d])) : 1.0;
     out_[t * p.out_stride + h * p.dv + d] = a * inv * gv;
