@@ -207,9 +207,8 @@ void BM_DecodePhases(benchmark::State& state, Shape s, uint32_t depth) {
       !recorded.ok())
     return state.SkipWithError("phase run");
   if (!submit([&] { cmd.copy(*clock, 0, *host, 0, kClockBytes); })) return state.SkipWithError("copy");
-  constexpr const char* kNames[kClockPhases] = {"entry",    "q_staged", "scored",   "tile0",
-                                                       "tiles",    "written",  "released", "counted",
-                                                       "acquired", "merged"};
+  constexpr const char* kNames[kClockPhases] = {"entry",   "q_staged", "scored",   "tile0",    "tiles",
+                                                "written", "released", "counted",  "acquired", "merged"};
   report_phases(state, read_phases(static_cast<const uint32_t*>(host->mapped()), kMaxWorkgroups), kNames);
 }
 
