@@ -216,6 +216,9 @@ Status Executor::record(Commands& cmd, Readback readback, TimestampPool* timesta
   stage_pool_ = timestamps && !op_times ? timestamps : nullptr;
   stage_ops_.clear();
   const auto& ops = graph_.ops();
+  auto name_in_stage = [&](const std::string& name) {
+    if (stage_pool_) stage_ops_ += (stage_ops_.empty() ? "" : "+") + name;
+  };
   auto time_op = [&](const char* kind, const std::string& name) {  // ProfileMode::kOps: a barrier after each
     cmd.compute_barrier();
     pending_reads_.clear();
@@ -238,7 +241,7 @@ Status Executor::record(Commands& cmd, Readback readback, TimestampPool* timesta
     Status s;
     if (const auto sd = shared_downs_.find(i); sd != shared_downs_.end()) {
       s = record_op(cmd, sd->second.gate_up);  // beside the routed gate/up: named before the down's barrier
-      if (stage_pool_) stage_ops_ += (stage_ops_.empty() ? "" : "+") + ops[sd->second.gate_up].name;
+      name_in_stage(ops[sd->second.gate_up].name);
       if (op_times) time_op(graph::op_kind_name(ops[sd->second.gate_up].params), ops[sd->second.gate_up].name);
     }
     const auto router_fold = router_folds_.find(i);
@@ -246,7 +249,7 @@ Status Executor::record(Commands& cmd, Readback readback, TimestampPool* timesta
     if (s.ok()) s = f ? record_rope_kv(cmd, *f) : record_op(cmd, i);
     if (s.ok() && router_fold != router_folds_.end()) s = record_router_input(cmd, router_fold->second);
     if (!s.ok()) return error("%s (%s): %s", ops[i].name.c_str(), graph::op_kind_name(ops[i].params), s.message().c_str());
-    if (stage_pool_) stage_ops_ += (stage_ops_.empty() ? "" : "+") + ops[f ? f->rope_q : i].name;
+    name_in_stage(ops[f ? f->rope_q : i].name);
     if (op_times)
       time_op(!f ? graph::op_kind_name(ops[i].params) : f->q_norm || f->k_norm ? "norm_rope_kv_write" : "rope_kv_write",
               ops[f ? f->rope_q : i].name);
