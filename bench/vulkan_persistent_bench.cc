@@ -10,7 +10,7 @@
 // persistent grid is sized from DeviceCaps::compute_units, so where the driver does not report
 // them (lavapipe) those cases skip; with 132 workgroups lavapipe finished them with a wrong check
 // and no error (not understood). On the H200 one workgroup a multiprocessor stays resident (132;
-// ARCHITECTURE.md, session 15), one more does not.
+// DECODE_LOG.md, session 15), one more does not.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
