@@ -22,6 +22,7 @@ Result<ChatFormat> ChatFormat::from_source(std::string_view source, const tokeni
   f.bos_ = std::move(bos_token);
   f.eos_ = std::move(eos_token);
   f.fallback_ = is_fallback;
+  f.tool_syntax_ = detect_tool_call_syntax(source);
   return f;
 }
 
@@ -45,6 +46,7 @@ Status normalize_message(nlohmann::ordered_json& m, size_t index) {
   if (!m.is_object()) return error("messages[%zu] must be an object", index);
   auto role = m.find("role");
   if (role == m.end() || !role->is_string()) return error("messages[%zu] needs a string 'role'", index);
+  tool_call_arguments_to_objects(m);
   auto content = m.find("content");
   if (content == m.end() || content->is_null()) {
     m["content"] = "";

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "chat/template.h"
+#include "chat/tool_calls.h"
 #include "core/status.h"
 
 namespace zinc::gguf {
@@ -49,8 +50,11 @@ class ChatFormat {
                                         std::string eos_token, bool is_fallback = false);
 
   bool is_fallback() const { return fallback_; }
+  // How the template's model writes tool calls (detect_tool_call_syntax on its source).
+  ToolCallSyntax tool_syntax() const { return tool_syntax_; }
   // The prompt text. Message contents may be strings or arrays of {type: "text", text} parts
   // (joined); other part types and malformed messages are errors naming the message index.
+  // Tool calls' arguments given as JSON text reach the template as objects.
   Result<std::string> render(const ChatRequest& request) const;
   // Prompt text → ids (special-token texts become their ids; BOS per the header note).
   std::vector<int32_t> tokenize(std::string_view prompt) const;
@@ -62,6 +66,7 @@ class ChatFormat {
   const tokenizer::Tokenizer* tok_;
   std::string bos_, eos_;
   bool fallback_ = false;
+  ToolCallSyntax tool_syntax_ = ToolCallSyntax::kNone;
 };
 
 // Whether a prompt ends inside an open <think> block (a template that starts the reasoning).

@@ -66,6 +66,37 @@ std::optional<ApiError> boolean(const Json& body, const char* key, bool* out) {
   return std::nullopt;
 }
 
+std::optional<ApiError> parse_tools(const Json& body, GenerationParams* p) {
+  if (auto it = body.find("tools"); it != body.end() && !it->is_null()) {
+    if (!it->is_array()) return bad("tools", "'tools' must be an array");
+    for (size_t i = 0; i < it->size(); ++i) {
+      const Json& t = (*it)[i];
+      const std::string where = "tools[" + std::to_string(i) + "]";
+      if (!t.is_object() || t.value("type", Json()) != "function")
+        return bad("tools", where + " must be an object with \"type\": \"function\"");
+      auto f = t.find("function");
+      if (f == t.end() || !f->is_object() || !f->contains("name") || !(*f)["name"].is_string() ||
+          (*f)["name"].get<std::string>().empty())
+        return bad("tools", where + ".function must be an object with a non-empty string 'name'");
+      if (f->contains("parameters") && !(*f)["parameters"].is_object())
+        return bad("tools", where + ".function.parameters must be a JSON Schema object");
+    }
+    p->tools = *it;
+  }
+  if (auto it = body.find("tool_choice"); it != body.end() && !it->is_null()) {
+    if (*it == "auto" || *it == "none") {
+      p->parse_tool_calls = *it == "auto";
+    } else if (*it == "required" || it->is_object()) {
+      return bad("tool_choice", "'tool_choice' \"required\" or a named function is not supported (zinc does not constrain "
+                                "generation); use \"auto\" or \"none\"");
+    } else {
+      return bad("tool_choice", "'tool_choice' must be \"auto\", \"none\", \"required\" or an object");
+    }
+  }
+  bool parallel = true;
+  return boolean(body, "parallel_tool_calls", &parallel);
+}
+
 }  // namespace
 
 #define ZINC_API_CHECK(expr)             \
@@ -120,6 +151,7 @@ std::optional<ApiError> parse_generation(const Json& body, bool chat, Generation
     }
   }
   if (chat) {
+    ZINC_API_CHECK(parse_tools(body, &p));
     bool logprobs = false;
     ZINC_API_CHECK(boolean(body, "logprobs", &logprobs));
     v = -1;

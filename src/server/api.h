@@ -41,10 +41,14 @@ struct GenerationParams {
   std::vector<std::string> stop;
   bool stream = false, include_usage = false;
   int32_t top_logprobs = -1;  // -1: no logprobs
+  Json tools;                 // chat: the request's tools (null: none), each {type: "function", function: {name, ...}}
+  bool parse_tool_calls = true;  // chat: tool_choice "auto" (false: "none")
 };
 
 // Reads the shared fields; `chat` picks the logprobs convention (chat: logprobs bool +
-// top_logprobs; completions: logprobs integer).
+// top_logprobs; completions: logprobs integer) and reads tools, tool_choice and
+// parallel_tool_calls. tool_choice "required" or a named function is refused: zinc does not
+// constrain generation, so it cannot promise a call.
 std::optional<ApiError> parse_generation(const Json& body, bool chat, GenerationParams* out);
 
 }  // namespace zinc::server

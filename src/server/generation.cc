@@ -3,8 +3,11 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <optional>
 #include <random>
+#include <vector>
 
+#include "chat/tool_calls.h"
 #include "server/text_pipeline.h"
 
 namespace zinc::server {
@@ -31,14 +34,14 @@ std::string random_id(const char* prefix) {
 }
 
 // Prompt tokens of a request, or the error to answer with.
-std::optional<ApiError> prompt_tokens(GenerationContext& ctx, const Json& body, bool chat, std::vector<int32_t>* out,
-                                      bool* opens_reasoning) {
+std::optional<ApiError> prompt_tokens(GenerationContext& ctx, const Json& body, bool chat, const Json& tools,
+                                      std::vector<int32_t>* out, bool* opens_reasoning) {
   if (chat) {
     auto m = body.find("messages");
     if (m == body.end() || !m->is_array() || m->empty()) return ApiError{400, "'messages' must be a non-empty array", "invalid_request_error", "messages", ""};
     chat::ChatRequest r;
     r.messages = *m;
-    if (auto t = body.find("tools"); t != body.end()) r.tools = *t;
+    r.tools = tools;
     if (auto k = body.find("chat_template_kwargs"); k != body.end() && !k->is_null()) r.kwargs = *k;
     auto text = ctx.format.render(r);
     if (!text.ok()) return ApiError{400, "chat template: " + text.status().message(), "invalid_request_error", "messages", ""};
@@ -86,6 +89,40 @@ struct Job {
   Json lp_tokens = Json::array(), lp_values = Json::array(), lp_top = Json::array();
   std::string text_so_far;  // completions: for text_offset
   Json lp_offsets = Json::array();
+  std::optional<chat::ToolCallParser> tools;  // chat requests with tools, where the template's syntax is known
+  int n_calls = 0;
+
+  // The calls found in content (taken out of it), whatever remains of it at the end.
+  std::vector<chat::ToolCall> take_calls(std::string& content, bool end) {
+    if (!tools) return {};
+    auto d = tools->push(content);
+    if (end) {
+      auto tail = tools->flush();
+      d.content += tail.content;
+      for (auto& c : tail.calls) d.calls.push_back(std::move(c));
+    }
+    content = std::move(d.content);
+    return std::move(d.calls);
+  }
+  // An OpenAI tool_calls entry; index >= 0 for stream deltas.
+  Json call_json(const chat::ToolCall& c, int index) {
+    Json j = Json::object();
+    if (index >= 0) j["index"] = index;
+    j["id"] = random_id("call_");
+    j["type"] = "function";
+    j["function"] = {{"name", c.name}, {"arguments", c.arguments}};
+    ++n_calls;
+    return j;
+  }
+  std::string final_reason() const { return n_calls > 0 && finish_reason == "stop" ? "tool_calls" : finish_reason; }
+  Json tool_chunk(const chat::ToolCall& c) {
+    Json choice = {{"index", 0}, {"delta", {{"tool_calls", Json::array({call_json(c, n_calls)})}}}, {"logprobs", nullptr},
+                   {"finish_reason", nullptr}};
+    Json j = {{"id", id}, {"object", "chat.completion.chunk"}, {"created", created}, {"model", ctx.options.model_name},
+              {"system_fingerprint", "zinc"}, {"choices", Json::array({choice})}};
+    if (p.include_usage) j["usage"] = nullptr;
+    return j;
+  }
 
   Json token_entry(int32_t id_, float lp) const {
     const std::string_view piece = ctx.tok.decode_piece(id_, true);
@@ -191,9 +228,12 @@ void run_whole(Job& job, httplib::Response& res) {
   job.ctx.metrics.tokens(job.prompt_tokens, job.pipeline.n_tokens());
   Json choice;
   if (job.chat) {
-    Json message = {{"role", "assistant"}, {"content", content}};
+    Json calls = Json::array();
+    for (const auto& c : job.take_calls(content, /*end=*/true)) calls.push_back(job.call_json(c, -1));
+    Json message = {{"role", "assistant"}, {"content", calls.empty() || !content.empty() ? Json(content) : Json(nullptr)}};
     if (!reasoning.empty()) message["reasoning_content"] = reasoning;
-    choice = {{"index", 0}, {"message", message}, {"logprobs", job.logprobs_all()}, {"finish_reason", job.finish_reason}};
+    if (!calls.empty()) message["tool_calls"] = calls;
+    choice = {{"index", 0}, {"message", message}, {"logprobs", job.logprobs_all()}, {"finish_reason", job.final_reason()}};
   } else {
     choice = {{"text", content}, {"index", 0}, {"logprobs", job.logprobs_all()}, {"finish_reason", job.finish_reason}};
   }
@@ -229,8 +269,11 @@ bool run_stream(Job& job, httplib::DataSink& sink) {
     }
     job.on_token_timing();
     Json lp = job.add_logprobs(*e);
-    const auto d = job.pipeline.push(e->token);
+    auto d = job.pipeline.push(e->token);
+    const auto calls = job.take_calls(d.content, /*end=*/false);
     if ((!delta_empty(d) || !lp.is_null()) && !send(job.chunk(d, lp, nullptr, false))) return gone();
+    for (const auto& c : calls)
+      if (!send(job.tool_chunk(c))) return gone();
     if (job.pipeline.stopped()) {
       job.stream->cancel();
       job.finish_reason = "stop";
@@ -240,9 +283,12 @@ bool run_stream(Job& job, httplib::DataSink& sink) {
   if (!job.error.empty()) {
     send(error_json({500, job.error, "server_error", "", ""}));
   } else {
-    const auto tail = job.pipeline.finish();
+    auto tail = job.pipeline.finish();
+    const auto calls = job.take_calls(tail.content, /*end=*/true);
     if (!delta_empty(tail) && !send(job.chunk(tail, nullptr, nullptr, false))) return gone();
-    if (!send(job.chunk({}, nullptr, job.finish_reason.c_str(), false))) return gone();
+    for (const auto& c : calls)
+      if (!send(job.tool_chunk(c))) return gone();
+    if (!send(job.chunk({}, nullptr, job.final_reason().c_str(), false))) return gone();
     job.ctx.metrics.tokens(job.prompt_tokens, job.pipeline.n_tokens());
     if (job.p.include_usage) {
       Json u = {{"id", job.id}, {"object", job.chat ? "chat.completion.chunk" : "text_completion"}, {"created", job.created},
@@ -268,7 +314,7 @@ void handle_generation(GenerationContext& ctx, const httplib::Request& req, http
   if (auto e = parse_generation(body, chat, &p)) return reply_error(res, *e);
   std::vector<int32_t> prompt;
   bool opens_reasoning = false;
-  if (auto e = prompt_tokens(ctx, body, chat, &prompt, &opens_reasoning)) return reply_error(res, *e);
+  if (auto e = prompt_tokens(ctx, body, chat, p.tools, &prompt, &opens_reasoning)) return reply_error(res, *e);
   const int64_t n_ctx = ctx.scheduler.options().n_ctx;
   if (int64_t(prompt.size()) >= n_ctx)
     return reply_error(res, {400, "the prompt has " + std::to_string(prompt.size()) + " tokens, but the context holds " + std::to_string(n_ctx) +
@@ -281,7 +327,10 @@ void handle_generation(GenerationContext& ctx, const httplib::Request& req, http
   er.max_tokens = p.max_tokens > 0 ? p.max_tokens : int32_t(n_ctx);
   er.stop_ids = ctx.tok.vocab().eog_ids();
   er.top_logprobs = p.top_logprobs;
+  const bool parse_calls = chat && p.parse_tool_calls && p.tools.is_array() && !p.tools.empty() &&
+                           ctx.format.tool_syntax() != chat::ToolCallSyntax::kNone;
   auto job = std::make_shared<Job>(ctx, chat, std::move(p), opens_reasoning);
+  if (parse_calls) job->tools.emplace(ctx.format.tool_syntax(), job->p.tools);
   job->prompt_tokens = int64_t(prompt.size());
   job->stream = ctx.scheduler.submit(std::move(er));
   if (!job->p.stream) return run_whole(*job, res);

@@ -175,6 +175,47 @@ TEST(Api, ReasoningGoesToReasoningContent) {
   EXPECT_EQ(reasoning, msg["reasoning_content"]);
 }
 
+// With tools and a template whose model writes <tool_call> blocks, answers are read for calls;
+// stories260K writes none, so its answers must come through whole, streamed as not, and a
+// conversation holding an earlier call (arguments as JSON text) renders.
+TEST(Api, ToolsLeaveAnswersWithoutCallsWhole) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto s = TestServer::start({}, "{% if false %}<tool_call>{% endif %}{% for m in messages %}{{ m.content }}\n{% endfor %}");
+  const Json tools = Json::array(
+      {{{"type", "function"},
+        {"function", {{"name", "get_weather"}, {"parameters", {{"type", "object"}, {"properties", {{"city", {{"type", "string"}}}}}}}}}}});
+  Reply r = post(*s, "/v1/chat/completions", chat("Once upon a time", 12, {{"tools", tools}}));
+  ASSERT_EQ(r.status, 200) << r.text;
+  const Json& msg = r.body["choices"][0]["message"];
+  ASSERT_TRUE(msg["content"].is_string()) << r.text;
+  EXPECT_GT(msg["content"].get<std::string>().size(), 5u) << r.text;
+  EXPECT_FALSE(msg.contains("tool_calls"));
+  EXPECT_EQ(r.body["choices"][0]["finish_reason"], "length");
+  Sse sse = parse_sse(post(*s, "/v1/chat/completions", chat("Once upon a time", 12, {{"tools", tools}, {"stream", true}})).text);
+  ASSERT_TRUE(sse.done);
+  std::string streamed;
+  for (const auto& e : sse.events) {
+    streamed += e["choices"][0]["delta"].value("content", "");
+    EXPECT_FALSE(e["choices"][0]["delta"].contains("tool_calls"));
+  }
+  EXPECT_EQ(streamed, msg["content"]);
+  Reply none = post(*s, "/v1/chat/completions", chat("Once upon a time", 12, {{"tools", tools}, {"tool_choice", "none"}}));
+  ASSERT_EQ(none.status, 200) << none.text;
+  EXPECT_EQ(none.body["choices"][0]["message"]["content"], msg["content"]);
+
+  Json history = {{"messages",
+                   Json::array({{{"role", "user"}, {"content", "Weather in Paris?"}},
+                                {{"role", "assistant"},
+                                 {"content", nullptr},
+                                 {"tool_calls", Json::array({{{"id", "call_1"},
+                                                              {"type", "function"},
+                                                              {"function", {{"name", "get_weather"}, {"arguments", "{\"city\": \"Paris\"}"}}}}})}},
+                                {{"role", "tool"}, {"tool_call_id", "call_1"}, {"content", "18 C"}}})},
+                  {"tools", tools},
+                  {"max_tokens", 4}};
+  EXPECT_EQ(post(*s, "/v1/chat/completions", history).status, 200);
+}
+
 TEST(Api, Logprobs) {
   ZINC_REQUIRE_TEST_DATA();
   auto s = TestServer::start();

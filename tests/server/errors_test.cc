@@ -44,6 +44,16 @@ TEST(Errors, MalformedRequestsAre400) {
   expect_error(post(*s, chat, with(with(hi(), "logprobs", true), "top_logprobs", 50)), 400, "", "top_logprobs");
   expect_error(post(*s, chat, with(hi(), "chat_template_kwargs", 3)), 400, "", "messages");
   expect_error(post(*s, chat, with(hi(), "model", 7)), 400, "", "model");
+  expect_error(post(*s, chat, with(hi(), "tools", "get_weather")), 400, "", "tools");
+  expect_error(post(*s, chat, with(hi(), "tools", Json::array({{{"type", "function"}}}))), 400, "", "tools");
+  expect_error(post(*s, chat, with(hi(), "tools", Json::array({{{"type", "retrieval"}, {"function", {{"name", "f"}}}}}))), 400, "",
+               "tools");
+  expect_error(post(*s, chat, with(hi(), "tools", Json::array({{{"type", "function"}, {"function", {{"name", "f"}, {"parameters", 1}}}}}))),
+               400, "", "tools");
+  expect_error(post(*s, chat, with(hi(), "tool_choice", "required")), 400, "", "tool_choice");
+  expect_error(post(*s, chat, with(hi(), "tool_choice", {{"type", "function"}, {"function", {{"name", "f"}}}})), 400, "", "tool_choice");
+  expect_error(post(*s, chat, with(hi(), "tool_choice", 5)), 400, "", "tool_choice");
+  expect_error(post(*s, chat, with(hi(), "parallel_tool_calls", "yes")), 400, "", "parallel_tool_calls");
   expect_error(post(*s, comp, Json{{"max_tokens", 2}}), 400, "", "prompt");
   expect_error(post(*s, comp, Json{{"prompt", 5}}), 400, "", "prompt");
   expect_error(post(*s, comp, Json{{"prompt", {1, 99999}}}), 400, "", "prompt");
