@@ -254,18 +254,29 @@ Status Scheduler::step() {
     Active& a = *row_owner_[r];
     const std::span<const float> row = logits.subspan(r * n_vocab, n_vocab);
     a.pending = -1;
-    const int32_t t = a.sampler->sample(row);
+    std::span<const float> sample_row = row;
+    if (a.req.constraint) {
+      masked_.assign(row.begin(), row.end());
+      a.req.constraint->mask(masked_);
+      sample_row = masked_;
+    }
+    const int32_t t = a.sampler->sample(sample_row);
     if (std::find(a.req.stop_ids.begin(), a.req.stop_ids.end(), t) != a.req.stop_ids.end()) {
       finish(a, FinishReason::kStop);
       continue;
     }
     a.sampler->accept(t);
+    if (a.req.constraint) a.req.constraint->accept(t);
     a.tokens.push_back(t);
     ++a.n_generated;
     Event e;
     e.token = t;
     if (a.req.top_logprobs >= 0) fill_logprobs(row, t, a.req.top_logprobs, e);
     a.stream->push(std::move(e));
+    if (a.req.constraint && a.req.constraint->finished()) {
+      finish(a, FinishReason::kStop);
+      continue;
+    }
     if (a.n_generated >= a.req.max_tokens || int64_t(a.tokens.size()) >= options_.n_ctx) {
       finish(a, FinishReason::kLength);
       continue;

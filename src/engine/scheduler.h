@@ -24,6 +24,7 @@
 #include "engine/prefix_cache.h"
 #include "engine/runner.h"
 #include "engine/sampler.h"
+#include "engine/token_constraint.h"
 
 namespace zinc::engine {
 
@@ -54,6 +55,9 @@ struct Request {
   int32_t max_tokens = 128;       // tokens to generate at most
   std::vector<int32_t> stop_ids;  // end-of-generation ids (not emitted; finish = stop)
   int32_t top_logprobs = -1;      // <0: no logprobs; 0: the chosen token's only; n: n alternatives
+  // Restricts what may be sampled (logprobs still come from the raw row); when it reports
+  // finished() after a token, the request ends with kStop.
+  std::shared_ptr<TokenConstraint> constraint;
 };
 
 class Stream {
@@ -119,6 +123,7 @@ class Scheduler {
   // Step scratch (worker only).
   std::vector<int32_t> tokens_, positions_, seq_ids_, output_rows_;
   std::vector<Active*> row_owner_;
+  std::vector<float> masked_;  // a constrained request's logits row, masked
   std::thread worker_;
 };
 

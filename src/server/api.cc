@@ -150,6 +150,15 @@ std::optional<ApiError> parse_generation(const Json& body, bool chat, Generation
       return bad("stop", "'stop' must be a string or an array of at most 16 strings");
     }
   }
+  if (auto it = body.find("response_format"); it != body.end() && !it->is_null()) {
+    const Json type = it->is_object() ? it->value("type", Json()) : Json();
+    if (type == "json_object") p.json_object = true;
+    else if (type == "json_schema")
+      return bad("response_format", "'response_format' \"json_schema\" is not supported (zinc holds generation to JSON syntax, "
+                                    "not to a schema); use {\"type\": \"json_object\"}");
+    else if (type != "text")
+      return bad("response_format", "'response_format' must be {\"type\": \"text\"} or {\"type\": \"json_object\"}");
+  }
   if (chat) {
     ZINC_API_CHECK(parse_tools(body, &p));
     bool logprobs = false;

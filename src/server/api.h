@@ -43,12 +43,14 @@ struct GenerationParams {
   int32_t top_logprobs = -1;  // -1: no logprobs
   Json tools;                 // chat: the request's tools (null: none), each {type: "function", function: {name, ...}}
   bool parse_tool_calls = true;  // chat: tool_choice "auto" (false: "none")
+  bool json_object = false;      // response_format {"type": "json_object"}: the answer is one JSON object
 };
 
 // Reads the shared fields; `chat` picks the logprobs convention (chat: logprobs bool +
 // top_logprobs; completions: logprobs integer) and reads tools, tool_choice and
-// parallel_tool_calls. tool_choice "required" or a named function is refused: zinc does not
-// constrain generation, so it cannot promise a call.
+// parallel_tool_calls. response_format "text" or "json_object" (generation held to one JSON
+// object); "json_schema", and tool_choice "required" or a named function, are refused: zinc holds
+// generation to JSON syntax only, so it cannot promise a schema or a call.
 std::optional<ApiError> parse_generation(const Json& body, bool chat, GenerationParams* out);
 
 }  // namespace zinc::server

@@ -4,8 +4,12 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "chat/conversation.h"
+#include "engine/json_constraint.h"
 #include "engine/scheduler.h"
 #include "server/api.h"
 #include "server/metrics.h"
@@ -26,7 +30,11 @@ struct GenerationContext {
   ServerOptions options;
   Metrics metrics;
   std::atomic<bool> stopping{false};  // the server is shutting down: end streams
+  // Every token's text (control tokens ""), for JSON mode's constraint; made once.
+  std::shared_ptr<const engine::JsonConstraint::Vocab> json_vocab;
 };
+
+std::shared_ptr<const engine::JsonConstraint::Vocab> json_vocab(const tokenizer::Tokenizer& tok);
 
 int64_t unix_time();
 void reply_error(httplib::Response& res, const ApiError& e);

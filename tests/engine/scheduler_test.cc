@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "model/model.h"
 #include "support/test_data.h"
 
@@ -127,6 +129,48 @@ TEST(Scheduler, SeededSamplingIsReproducibleInABatch) {
   collect(*other);
   EXPECT_EQ(ta, tb);
   EXPECT_FALSE(ta.empty());
+}
+
+// Allows exactly `want`, in order, and is finished after its last token.
+class Script : public TokenConstraint {
+ public:
+  explicit Script(std::vector<int32_t> want) : want_(std::move(want)) {}
+  void mask(std::span<float> logits) const override {
+    for (size_t i = 0; i < logits.size(); ++i)
+      if (int32_t(i) != want_[next_]) logits[i] = -INFINITY;
+  }
+  void accept(int32_t token) override {
+    EXPECT_EQ(token, want_[next_]);
+    ++next_;
+  }
+  bool finished() const override { return next_ == want_.size(); }
+
+ private:
+  std::vector<int32_t> want_;
+  size_t next_ = 0;
+};
+
+TEST(Scheduler, ConstraintsChooseTheTokensAndEndTheRequest) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto m = load("models/stories260K.gguf");
+  ASSERT_TRUE(m);
+  auto s = make(*m, 2, 256, 0);
+  const std::vector<int32_t> want = {300, 17, 299, 42};
+  Request r;
+  r.prompt = some_tokens(10, 4);
+  r.sampling.temperature = 1.0f;
+  r.sampling.seed = 5;
+  r.max_tokens = 32;
+  r.top_logprobs = 0;
+  r.constraint = std::make_shared<Script>(want);
+  auto other = s.scheduler->submit(greedy(some_tokens(20, 6), 12));  // unconstrained, in the same steps
+  Outcome o = collect(*s.scheduler->submit(r));
+  EXPECT_EQ(o.tokens, want);
+  EXPECT_EQ(o.done.finish, FinishReason::kStop);
+  EXPECT_EQ(o.done.completion_tokens, int64_t(want.size()));
+  for (float lp : o.logprobs) EXPECT_TRUE(std::isfinite(lp));  // from the raw row, not the masked one
+  Outcome free = collect(*other);
+  EXPECT_EQ(free.tokens.size(), 12u);
 }
 
 TEST(Scheduler, CancelFreesTheSequenceAndItsPages) {

@@ -2,6 +2,7 @@
 // to the whole answer, stop strings, seeds, logprobs, prefix reuse in usage, and the endpoints.
 #include <gtest/gtest.h>
 
+#include "engine/json_constraint.h"
 #include "server_fixture.h"
 
 namespace zinc::server {
@@ -214,6 +215,37 @@ TEST(Api, ToolsLeaveAnswersWithoutCallsWhole) {
                   {"tools", tools},
                   {"max_tokens", 4}};
   EXPECT_EQ(post(*s, "/v1/chat/completions", history).status, 200);
+}
+
+// JSON mode holds stories260K to JSON: what it writes, streamed or not and on both endpoints, is
+// a JSON object or the beginning of one (cut by max_tokens), and a finished one parses.
+TEST(Api, JsonObjectResponseFormat) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto s = TestServer::start();
+  const Json format = {{"response_format", {{"type", "json_object"}}}};
+  auto check = [](const std::string& text, const std::string& finish) {
+    engine::JsonPrefix prefix;
+    EXPECT_TRUE(prefix.feed(text)) << text;
+    EXPECT_EQ(prefix.complete(), finish == "stop") << finish << ": " << text;
+    if (finish == "stop") {
+      EXPECT_TRUE(Json::parse(text, nullptr, false).is_object()) << text;
+    }
+    EXPECT_EQ(text.substr(0, 1), "{");
+  };
+  for (int max_tokens : {3, 48}) {
+    Reply r = post(*s, "/v1/chat/completions", chat("Once upon a time", max_tokens, format));
+    ASSERT_EQ(r.status, 200) << r.text;
+    const std::string content = r.body["choices"][0]["message"]["content"];
+    check(content, r.body["choices"][0]["finish_reason"]);
+    Sse sse = parse_sse(post(*s, "/v1/chat/completions", chat("Once upon a time", max_tokens, {{"response_format", {{"type", "json_object"}}}, {"stream", true}})).text);
+    ASSERT_TRUE(sse.done);
+    std::string streamed;
+    for (const auto& e : sse.events) streamed += e["choices"][0]["delta"].value("content", "");
+    EXPECT_EQ(streamed, content);
+    Reply c = post(*s, "/v1/completions", completion("Once upon a time", max_tokens, format));
+    ASSERT_EQ(c.status, 200) << c.text;
+    check(c.body["choices"][0]["text"], c.body["choices"][0]["finish_reason"]);
+  }
 }
 
 TEST(Api, Logprobs) {

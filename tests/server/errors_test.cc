@@ -54,6 +54,10 @@ TEST(Errors, MalformedRequestsAre400) {
   expect_error(post(*s, chat, with(hi(), "tool_choice", {{"type", "function"}, {"function", {{"name", "f"}}}})), 400, "", "tool_choice");
   expect_error(post(*s, chat, with(hi(), "tool_choice", 5)), 400, "", "tool_choice");
   expect_error(post(*s, chat, with(hi(), "parallel_tool_calls", "yes")), 400, "", "parallel_tool_calls");
+  expect_error(post(*s, chat, with(hi(), "response_format", "json_object")), 400, "", "response_format");
+  expect_error(post(*s, chat, with(hi(), "response_format", {{"type", "xml"}})), 400, "", "response_format");
+  expect_error(post(*s, chat, with(hi(), "response_format", {{"type", "json_schema"}, {"json_schema", {{"name", "x"}}}})), 400, "",
+               "response_format");
   expect_error(post(*s, comp, Json{{"max_tokens", 2}}), 400, "", "prompt");
   expect_error(post(*s, comp, Json{{"prompt", 5}}), 400, "", "prompt");
   expect_error(post(*s, comp, Json{{"prompt", {1, 99999}}}), 400, "", "prompt");

@@ -1,0 +1,65 @@
+// JSON mode's cost a generated token: JsonConstraint::mask over the Qwen3 (151k) and Llama 3
+// (128k) vocabularies, in the states a JSON answer spends its tokens in (expecting a value, inside
+// a string, after a number). Data folder: ZINC_TEST_DATA, else ../shared next to the source tree.
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/json_constraint.h"
+#include "gguf/file.h"
+#include "tokenizer/tokenizer.h"
+
+namespace {
+
+std::string data_dir() {
+  const char* env = std::getenv("ZINC_TEST_DATA");
+  if (env && *env) return env;
+  return (std::filesystem::path(__FILE__).parent_path() / ".." / ".." / "shared").lexically_normal().string();
+}
+
+std::shared_ptr<const zinc::engine::JsonConstraint::Vocab> vocab_of(const std::string& vocab) {
+  auto file = zinc::gguf::open_file(data_dir() + "/vocab/" + vocab);
+  if (!file.ok()) return nullptr;
+  auto tok = zinc::tokenizer::Tokenizer::load(**file);
+  if (!tok.ok()) return nullptr;
+  std::vector<std::string> texts;
+  for (int32_t id = 0; id < (*tok)->vocab().n_tokens(); ++id) texts.emplace_back((*tok)->decode_piece(id));
+  return std::make_shared<const zinc::engine::JsonConstraint::Vocab>(std::move(texts));
+}
+
+void BM_Mask(benchmark::State& state, const char* vocab, const char* prefix) {
+  auto v = vocab_of(vocab);
+  if (!v) {
+    state.SkipWithError("vocabulary not found (ZINC_TEST_DATA)");
+    return;
+  }
+  zinc::engine::JsonConstraint c(v, {});
+  const std::vector<std::string>* texts = &v->texts;
+  // Reach the state by accepting the prefix one byte-token at a time.
+  for (char ch : std::string(prefix)) {
+    for (size_t id = 0; id < texts->size(); ++id)
+      if ((*texts)[id] == std::string(1, ch)) {
+        c.accept(int32_t(id));
+        break;
+      }
+  }
+  std::vector<float> logits(texts->size(), 0.0f);
+  for (auto _ : state) {
+    std::fill(logits.begin(), logits.end(), 0.0f);
+    c.mask(logits);
+    benchmark::DoNotOptimize(logits.data());
+  }
+  state.counters["tokens"] = double(texts->size());
+}
+
+BENCHMARK_CAPTURE(BM_Mask, qwen3_start, "ggml-vocab-qwen3.gguf", "")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Mask, qwen3_value, "ggml-vocab-qwen3.gguf", "{\"a\":")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Mask, qwen3_string, "ggml-vocab-qwen3.gguf", "{\"a\":\"")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Mask, qwen3_number, "ggml-vocab-qwen3.gguf", "{\"a\":1")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Mask, llama3_string, "ggml-vocab-llama3.gguf", "{\"a\":\"")->Unit(benchmark::kMillisecond);
+
+}  // namespace

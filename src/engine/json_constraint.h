@@ -1,0 +1,84 @@
+// JSON mode (response_format {"type": "json_object"}): generation is held to one JSON object,
+// byte by byte, as llama.cpp's JSON grammar holds it; the request ends when the object closes.
+//
+// JsonPrefix reads bytes and says whether they can still begin a JSON document whose top-level
+// value is an object (RFC 8259 values, at most kMaxDepth nested containers). Whitespace between
+// tokens is what llama.cpp's JSON grammar allows, so that generation cannot wander off into
+// padding: none around the object, else one space, or a newline and up to kMaxIndent spaces or
+// tabs. It is a small trivially copyable value, so the constraint tries every token's text on a
+// copy.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/token_constraint.h"
+
+namespace zinc::engine {
+
+class JsonPrefix {
+ public:
+  static constexpr int kMaxDepth = 64;
+  static constexpr int kMaxIndent = 20;
+
+  // False (and the state is then unusable) when the byte cannot continue the document.
+  bool feed(uint8_t c);
+  bool feed(std::string_view bytes);
+  bool complete() const { return expect_ == Expect::kDone && lex_ == Lex::kNone; }
+  bool in_string() const { return lex_ == Lex::kString; }  // inside a string, no escape begun
+
+ private:
+  enum class Space : uint8_t { kNone, kOne, kNewline };
+  enum class Expect : uint8_t { kRoot, kValue, kValueOrEnd, kKeyOrEnd, kKey, kColon, kCommaOrEnd, kDone };
+  enum class Lex : uint8_t {
+    kNone, kString, kEscape, kHex, kLiteral,
+    kMinus, kZero, kInt, kDot, kFrac, kExp, kExpSign, kExpDigits,  // numbers
+  };
+  bool structural(uint8_t c);
+  bool number(uint8_t c);
+  void value_done();
+
+  uint64_t objects_ = 0;  // bit i: the container at depth i is an object (else an array)
+  uint8_t depth_ = 0;
+  Expect expect_ = Expect::kRoot;
+  Lex lex_ = Lex::kNone;
+  bool key_ = false;      // the string being read is an object key
+  uint8_t pending_ = 0;   // kHex: digits still due; kLiteral: index into the literal
+  uint8_t literal_ = 0;   // kLiteral: which of true, false, null
+  Space space_ = Space::kNone;  // the whitespace just read
+  uint8_t indent_ = 0;          // spaces and tabs after its newline
+};
+
+class JsonConstraint : public TokenConstraint {
+ public:
+  // The vocabulary's token texts and what mask() precomputes from them; made once, shared by
+  // requests. texts[id]: the bytes token id adds to the output ("" for control tokens, never
+  // allowed).
+  struct Vocab {
+    explicit Vocab(std::vector<std::string> token_texts);
+    std::vector<std::string> texts;
+    std::vector<uint8_t> plain;    // no quote, backslash or control byte: free inside a string
+    std::vector<int32_t> order;    // ids by text, bytewise
+    std::vector<uint32_t> shared;  // bytes order[i]'s text shares with order[i - 1]'s
+    size_t longest = 0;
+  };
+  // eog: the end-of-generation ids, allowed only where no other token can continue.
+  JsonConstraint(std::shared_ptr<const Vocab> vocab, std::vector<int32_t> eog);
+  void mask(std::span<float> logits) const override;
+  void accept(int32_t token) override;
+  bool finished() const override { return state_.complete(); }
+
+ private:
+  std::shared_ptr<const Vocab> vocab_;
+  std::vector<int32_t> eog_;
+  JsonPrefix state_;
+  // mask()'s scratch: the state after each byte of a token, and which ids may come next.
+  mutable std::vector<JsonPrefix> states_;
+  mutable std::vector<uint8_t> allowed_;
+};
+
+}  // namespace zinc::engine
