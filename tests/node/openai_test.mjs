@@ -1,7 +1,10 @@
 // zinc serve through the official openai client: chat and completions, streaming and not, usage
-// (with stream_options.include_usage), stop sequences, seed reproducibility, errors, models.list,
-// and --api-key. Exit 0: all passed, 1: a check failed.
+// (with stream_options.include_usage), stop sequences, seed reproducibility, JSON mode, tools,
+// errors, models.list, and --api-key. Exit 0: all passed, 1: a check failed.
 import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import OpenAI from "openai";
 import { runChecks, startServer } from "./server.mjs";
 
@@ -121,6 +124,42 @@ const failed = await runChecks([
     const others = [];
     for (const seed of [1, 2, 3]) others.push((await client.chat.completions.create({ ...params, seed })).choices[0].message.content);
     assert.ok(others.some((t) => t !== a), "other seeds give other texts");
+  }],
+  ["JSON mode: the answer is a JSON object, or the start of one", async () => {
+    const params = { ...greedy, messages, max_tokens: 24, response_format: { type: "json_object" } };
+    const r = await client.chat.completions.create(params);
+    const text = r.choices[0].message.content;
+    assert.ok(text.startsWith("{"), "content: " + JSON.stringify(text));
+    if (r.choices[0].finish_reason === "stop") assert.equal(typeof JSON.parse(text), "object");
+    assert.equal((await collectChat(params)).text, text);
+  }],
+  ["tools: accepted, and an answer without calls comes through whole", async () => {
+    const tools = [{ type: "function", function: { name: "get_weather", description: "Weather of a city",
+      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } }];
+    // A template whose model writes <tool_call> blocks, so that the answers are read for calls.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "zinc-tools-"));
+    const file = path.join(dir, "hermes.jinja");
+    fs.writeFileSync(file, "{% if false %}<tool_call>{% endif %}{% for m in messages %}{{ m.content }}\n{% endfor %}");
+    const hermes = await startServer(["--alias", kModel, "--chat-template-file", file]);
+    try {
+      const c = new OpenAI({ baseURL: hermes.base + "/v1", apiKey: "unused", maxRetries: 0 });
+      const r = await c.chat.completions.create({ ...greedy, messages, tools, tool_choice: "auto" });
+      const msg = r.choices[0].message;
+      assert.ok(typeof msg.content === "string" && msg.content.length > 0, JSON.stringify(msg));
+      assert.ok(!msg.tool_calls || msg.tool_calls.length === 0, JSON.stringify(msg));
+      const stream = await c.chat.completions.create({ ...greedy, messages, tools, stream: true });
+      let text = "";
+      for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? "";
+      assert.equal(text, msg.content);
+      await assert.rejects(c.chat.completions.create({ ...greedy, messages, tools, tool_choice: "required" }), (e) => {
+        assert.ok(e instanceof OpenAI.BadRequestError, String(e));
+        assert.equal(e.param, "tool_choice");
+        return true;
+      });
+    } finally {
+      await hermes.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   }],
   ["a bad request is an APIError with status and message", async () => {
     await assert.rejects(client.chat.completions.create({ ...greedy, messages, n: 2 }), (e) => {
