@@ -5,8 +5,8 @@
 // value is an object (RFC 8259 values, at most kMaxDepth nested containers). Whitespace between
 // tokens is what llama.cpp's JSON grammar allows, so that generation cannot wander off into
 // padding: none around the object, else one space, or a newline and up to kMaxIndent spaces or
-// tabs. It is a small trivially copyable value, so the constraint tries every token's text on a
-// copy.
+// tabs. It is a small trivially copyable value, so the constraint (prefix_constraint.h) tries
+// token texts on copies.
 #pragma once
 
 #include <array>
@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/token_constraint.h"
+#include "engine/prefix_constraint.h"
 
 namespace zinc::engine {
 
@@ -29,7 +29,7 @@ class JsonPrefix {
   bool feed(uint8_t c);
   bool feed(std::string_view bytes);
   bool complete() const { return expect_ == Expect::kDone && lex_ == Lex::kNone; }
-  bool in_string() const { return lex_ == Lex::kString; }  // inside a string, no escape begun
+  bool in_free_string() const { return lex_ == Lex::kString; }  // inside a string, no escape begun
 
  private:
   enum class Space : uint8_t { kNone, kOne, kNewline };
@@ -53,32 +53,6 @@ class JsonPrefix {
   uint8_t indent_ = 0;          // spaces and tabs after its newline
 };
 
-class JsonConstraint : public TokenConstraint {
- public:
-  // The vocabulary's token texts and what mask() precomputes from them; made once, shared by
-  // requests. texts[id]: the bytes token id adds to the output ("" for control tokens, never
-  // allowed).
-  struct Vocab {
-    explicit Vocab(std::vector<std::string> token_texts);
-    std::vector<std::string> texts;
-    std::vector<uint8_t> plain;    // no quote, backslash or control byte: free inside a string
-    std::vector<int32_t> order;    // ids by text, bytewise
-    std::vector<uint32_t> shared;  // bytes order[i]'s text shares with order[i - 1]'s
-    size_t longest = 0;
-  };
-  // eog: the end-of-generation ids, allowed only where no other token can continue.
-  JsonConstraint(std::shared_ptr<const Vocab> vocab, std::vector<int32_t> eog);
-  void mask(std::span<float> logits) const override;
-  void accept(int32_t token) override;
-  bool finished() const override { return state_.complete(); }
-
- private:
-  std::shared_ptr<const Vocab> vocab_;
-  std::vector<int32_t> eog_;
-  JsonPrefix state_;
-  // mask()'s scratch: the state after each byte of a token, and which ids may come next.
-  mutable std::vector<JsonPrefix> states_;
-  mutable std::vector<uint8_t> allowed_;
-};
+using JsonConstraint = PrefixConstraint<JsonPrefix>;
 
 }  // namespace zinc::engine

@@ -152,12 +152,18 @@ std::optional<ApiError> parse_generation(const Json& body, bool chat, Generation
   }
   if (auto it = body.find("response_format"); it != body.end() && !it->is_null()) {
     const Json type = it->is_object() ? it->value("type", Json()) : Json();
-    if (type == "json_object") p.json_object = true;
-    else if (type == "json_schema")
-      return bad("response_format", "'response_format' \"json_schema\" is not supported (zinc holds generation to JSON syntax, "
-                                    "not to a schema); use {\"type\": \"json_object\"}");
-    else if (type != "text")
-      return bad("response_format", "'response_format' must be {\"type\": \"text\"} or {\"type\": \"json_object\"}");
+    if (type == "json_object") {
+      p.json_object = true;
+    } else if (type == "json_schema") {
+      const Json js = it->value("json_schema", Json());
+      if (!js.is_object() || !js.contains("schema"))
+        return bad("response_format", "'response_format' json_schema needs {\"json_schema\": {\"name\": ..., \"schema\": {...}}}");
+      auto compiled = engine::JsonSchema::compile(js["schema"]);
+      if (!compiled.ok()) return bad("response_format", "response_format json_schema: " + compiled.status().message());
+      p.json_schema = std::move(*compiled);
+    } else if (type != "text") {
+      return bad("response_format", "'response_format' type must be \"text\", \"json_object\" or \"json_schema\"");
+    }
   }
   if (chat) {
     ZINC_API_CHECK(parse_tools(body, &p));

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/json_schema.h"
 #include "engine/sampler.h"
 
 namespace zinc::server {
@@ -44,13 +45,15 @@ struct GenerationParams {
   Json tools;                 // chat: the request's tools (null: none), each {type: "function", function: {name, ...}}
   bool parse_tool_calls = true;  // chat: tool_choice "auto" (false: "none")
   bool json_object = false;      // response_format {"type": "json_object"}: the answer is one JSON object
+  std::shared_ptr<const engine::JsonSchema> json_schema;  // response_format {"type": "json_schema"}
 };
 
 // Reads the shared fields; `chat` picks the logprobs convention (chat: logprobs bool +
 // top_logprobs; completions: logprobs integer) and reads tools, tool_choice and
-// parallel_tool_calls. response_format "text" or "json_object" (generation held to one JSON
-// object); "json_schema", and tool_choice "required" or a named function, are refused: zinc holds
-// generation to JSON syntax only, so it cannot promise a schema or a call.
+// parallel_tool_calls. response_format "text", "json_object" (generation held to one JSON
+// object) or "json_schema" (held to the schema: engine/json_schema.h says which keywords; a
+// schema using others is refused, naming them). tool_choice "required" or a named function is
+// refused: nothing holds generation to a call.
 std::optional<ApiError> parse_generation(const Json& body, bool chat, GenerationParams* out);
 
 }  // namespace zinc::server

@@ -9,6 +9,7 @@
 
 #include "chat/tool_calls.h"
 #include "engine/json_constraint.h"
+#include "engine/json_schema.h"
 #include "server/text_pipeline.h"
 
 namespace zinc::server {
@@ -305,12 +306,12 @@ bool run_stream(Job& job, httplib::DataSink& sink) {
 
 }  // namespace
 
-std::shared_ptr<const engine::JsonConstraint::Vocab> json_vocab(const tokenizer::Tokenizer& tok) {
+std::shared_ptr<const engine::TokenVocab> token_vocab(const tokenizer::Tokenizer& tok) {
   std::vector<std::string> texts;
   const int32_t n = tok.vocab().n_tokens();
   texts.reserve(size_t(n));
   for (int32_t id = 0; id < n; ++id) texts.emplace_back(tok.decode_piece(id));
-  return std::make_shared<const engine::JsonConstraint::Vocab>(std::move(texts));
+  return std::make_shared<const engine::TokenVocab>(std::move(texts));
 }
 
 void handle_generation(GenerationContext& ctx, const httplib::Request& req, httplib::Response& res, bool chat) {
@@ -336,7 +337,10 @@ void handle_generation(GenerationContext& ctx, const httplib::Request& req, http
   er.max_tokens = p.max_tokens > 0 ? p.max_tokens : int32_t(n_ctx);
   er.stop_ids = ctx.tok.vocab().eog_ids();
   er.top_logprobs = p.top_logprobs;
-  if (p.json_object) er.constraint = std::make_shared<engine::JsonConstraint>(ctx.json_vocab, er.stop_ids);
+  if (p.json_object) er.constraint = std::make_shared<engine::JsonConstraint>(ctx.token_vocab, engine::JsonPrefix(), er.stop_ids);
+  if (p.json_schema)
+    er.constraint = std::make_shared<engine::SchemaConstraint>(ctx.token_vocab, engine::SchemaPrefix(p.json_schema.get()),
+                                                               er.stop_ids, p.json_schema);
   const bool parse_calls = chat && p.parse_tool_calls && p.tools.is_array() && !p.tools.empty() &&
                            ctx.format.tool_syntax() != chat::ToolCallSyntax::kNone;
   auto job = std::make_shared<Job>(ctx, chat, std::move(p), opens_reasoning);

@@ -30,11 +30,11 @@ struct GenerationContext {
   ServerOptions options;
   Metrics metrics;
   std::atomic<bool> stopping{false};  // the server is shutting down: end streams
-  // Every token's text (control tokens ""), for JSON mode's constraint; made once.
-  std::shared_ptr<const engine::JsonConstraint::Vocab> json_vocab;
+  // Every token's text (control tokens ""), for JSON mode and structured outputs; made once.
+  std::shared_ptr<const engine::TokenVocab> token_vocab;
 };
 
-std::shared_ptr<const engine::JsonConstraint::Vocab> json_vocab(const tokenizer::Tokenizer& tok);
+std::shared_ptr<const engine::TokenVocab> token_vocab(const tokenizer::Tokenizer& tok);
 
 int64_t unix_time();
 void reply_error(httplib::Response& res, const ApiError& e);

@@ -177,14 +177,14 @@ TEST(JsonConstraint, MaskMatchesFeedingEveryToken) {
     for (int k = int(1 + rng() % 8); k > 0; --k) t += alphabet[rng() % alphabet.size()];
     texts.push_back(n % 997 == 0 ? "" : t);
   }
-  auto vocab = std::make_shared<const JsonConstraint::Vocab>(texts);
+  auto vocab = std::make_shared<const TokenVocab>(texts);
   std::vector<int32_t> byte_token(256, -1);
   for (size_t id = 0; id < texts.size(); ++id)
     if (texts[id].size() == 1 && byte_token[uint8_t(texts[id][0])] < 0) byte_token[uint8_t(texts[id][0])] = int32_t(id);
   int states = 0;
   for (int n = 0; n < 6; ++n) {
     const std::string doc = random_object(rng).dump(n % 2 ? 1 : -1);
-    JsonConstraint c(vocab, {});
+    JsonConstraint c(vocab, JsonPrefix(), {});
     JsonPrefix reference;
     size_t pos = 0;
     for (;;) {
@@ -210,10 +210,10 @@ TEST(JsonConstraint, MaskMatchesFeedingEveryToken) {
 }
 
 TEST(JsonConstraint, MasksTokensThroughAWholeObject) {
-  auto texts = std::make_shared<const JsonConstraint::Vocab>(
+  auto texts = std::make_shared<const TokenVocab>(
       std::vector<std::string>{"{", "}", "\"a\"", ":", "1", " ", "x", "", "{\"b\": 2}", "\"", "<think>"});
   const int32_t eog = 7;
-  JsonConstraint c(texts, {eog});
+  JsonConstraint c(texts, JsonPrefix(), {eog});
   auto allowed = [&] {
     std::vector<float> logits(texts->texts.size() + 2, 1.0f);  // two ids past the texts: never allowed
     c.mask(logits);

@@ -248,6 +248,39 @@ TEST(Api, JsonObjectResponseFormat) {
   }
 }
 
+// Structured outputs hold stories260K to a schema. Every value of this one is bounded (no free
+// strings or numbers), so whatever the model prefers, a whole conforming object comes within
+// max_tokens.
+TEST(Api, JsonSchemaResponseFormat) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto s = TestServer::start();
+  const Json schema = {{"type", "object"},
+                       {"properties",
+                        {{"kind", {{"enum", {"cat", "dog"}}}},
+                         {"n", {{"enum", {1, 12, 123}}}},
+                         {"tags", {{"type", "array"}, {"items", {{"enum", {"a", "b", 3}}}}, {"maxItems", 3}}},
+                         {"ok", {{"type", {"boolean", "null"}}}}}},
+                       {"required", {"kind", "n", "tags", "ok"}},
+                       {"additionalProperties", false}};
+  const Json format = {{"response_format", {{"type", "json_schema"}, {"json_schema", {{"name", "person"}, {"strict", true}, {"schema", schema}}}}}};
+  Reply r = post(*s, "/v1/chat/completions", chat("Once upon a time", 400, format));
+  ASSERT_EQ(r.status, 200) << r.text;
+  const std::string content = r.body["choices"][0]["message"]["content"];
+  ASSERT_EQ(r.body["choices"][0]["finish_reason"], "stop") << content;
+  const Json doc = Json::parse(content, nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << content;
+  ASSERT_EQ(doc.size(), 4u) << content;
+  EXPECT_TRUE(doc["kind"] == "cat" || doc["kind"] == "dog") << content;
+  EXPECT_TRUE(doc["n"] == 1 || doc["n"] == 12 || doc["n"] == 123) << content;
+  EXPECT_LE(doc["tags"].size(), 3u);
+  for (const auto& t : doc["tags"]) EXPECT_TRUE(t == "a" || t == "b" || t == 3) << content;
+  EXPECT_TRUE(doc["ok"].is_boolean() || doc["ok"].is_null());
+  Sse sse = parse_sse(post(*s, "/v1/chat/completions", chat("Once upon a time", 400, {{"response_format", format["response_format"]}, {"stream", true}})).text);
+  std::string streamed;
+  for (const auto& e : sse.events) streamed += e["choices"][0]["delta"].value("content", "");
+  EXPECT_EQ(streamed, content);
+}
+
 TEST(Api, Logprobs) {
   ZINC_REQUIRE_TEST_DATA();
   auto s = TestServer::start();

@@ -1,0 +1,111 @@
+// Structured outputs (response_format {"type": "json_schema"}): a JSON Schema compiled into a byte
+// recogniser, so that generation can only write a document the schema accepts.
+//
+// The subset is what OpenAI's strict mode asks schemas to use, read the way llama.cpp's
+// json-schema-to-grammar reads it: "type" string, number, integer, boolean, null, object or array,
+// or a pair [T, "null"]; "enum" and "const" (any JSON values, written compactly); object
+// "properties" written in the order listed, those in "required" always, the others optional, and
+// no other keys (additionalProperties is accepted and never used); array "items" with "minItems"
+// and "maxItems". Annotations (title, description, default, examples, $schema, $id, $comment,
+// strict) are ignored. Any other keyword (pattern, format, anyOf, $ref, minimum, ...) is refused
+// by compile(), named in the error, rather than ignored: the output would not be held to it.
+// The top level must be an object (as OpenAI requires). Whitespace between tokens as in JsonPrefix.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "engine/prefix_constraint.h"
+
+namespace zinc::engine {
+
+class JsonSchema {
+ public:
+  static constexpr int kMaxDepth = 16;       // nested objects and arrays
+  static constexpr int kMaxNodes = 4096;
+  static constexpr int kMaxChoices = 64;     // properties of an object, values of an enum
+  static constexpr int kMaxIndent = 20;
+
+  enum class Kind : uint8_t { kString, kNumber, kInteger, kLiterals, kObject, kArray };
+  struct Property {
+    std::string key;  // the name as a JSON string, quotes included
+    int node = -1;
+    bool required = false;
+  };
+  struct Node {
+    Kind kind = Kind::kString;
+    bool nullable = false;              // type [T, "null"]
+    std::vector<std::string> literals;  // kLiterals: each value's compact JSON text
+    std::vector<Property> properties;   // kObject
+    int items = -1;                     // kArray
+    uint32_t min_items = 0, max_items = UINT32_MAX;
+  };
+
+  static Result<std::shared_ptr<const JsonSchema>> compile(const nlohmann::ordered_json& schema);
+  const Node& node(int i) const { return nodes_[size_t(i)]; }
+
+ private:
+  Result<int> add(const nlohmann::ordered_json& s, int depth, const std::string& where);
+  std::vector<Node> nodes_;
+};
+
+// Reads bytes against a compiled schema (which must outlive it); a copyable value for
+// PrefixConstraint.
+class SchemaPrefix {
+ public:
+  SchemaPrefix() = default;
+  explicit SchemaPrefix(const JsonSchema* schema);
+  SchemaPrefix(const SchemaPrefix& o) { *this = o; }
+  SchemaPrefix& operator=(const SchemaPrefix& o);  // copies the frames in use only
+
+  bool feed(uint8_t c);  // false: c cannot continue a document of the schema (the state is then unusable)
+  bool complete() const { return done_; }
+  bool in_free_string() const;
+
+ private:
+  enum class Phase : uint8_t {
+    kStart,                                             // the value's first byte
+    kString, kEscape, kHex,                             // strings
+    kMinus, kZero, kInt, kDot, kFrac, kExp, kExpSign, kExpDigits,  // numbers
+    kLiteral,                                           // enum / const / boolean / null, or a null of a nullable node
+    kObjOpen, kKey, kColon, kObjValue, kObjNext, kObjComma,  // objects
+    kArrOpen, kArrValue, kArrNext, kArrComma,           // arrays
+  };
+  enum class Space : uint8_t { kNone, kOne, kNewline };
+  enum class Step : uint8_t { kFail, kOk, kAgain };  // kAgain: the value ended before c; the parent reads it
+  struct Frame {
+    uint64_t cand = 0;   // kKey: properties, kLiteral: literals still possible
+    uint32_t count = 0;  // kArr*: items so far
+    uint16_t node = 0;
+    uint16_t pos = 0;    // kKey, kLiteral: bytes matched; kHex: digits due
+    uint16_t next = 0;   // kObj*: the first property not yet passed
+    Phase phase = Phase::kStart;
+    bool null_literal = false;  // kLiteral: matching "null" for a nullable node
+  };
+
+  Step step(uint8_t c);
+  Step start(Frame& f, uint8_t c);
+  Step number(Frame& f, uint8_t c);
+  Step literal(Frame& f, uint8_t c);
+  Step end_value();  // the top value is whole: pop it
+  bool structural(const Frame& f) const;
+  uint64_t allowed_keys(const Frame& f) const;
+  bool required_left(const Frame& f) const;
+  void push(int node);
+
+  const JsonSchema* schema_ = nullptr;
+  std::array<Frame, JsonSchema::kMaxDepth * 2 + 2> frames_{};
+  uint8_t depth_ = 0;
+  bool done_ = false;
+  Space space_ = Space::kNone;
+  uint8_t indent_ = 0;
+};
+
+using SchemaConstraint = PrefixConstraint<SchemaPrefix>;
+
+}  // namespace zinc::engine

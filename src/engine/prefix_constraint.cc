@@ -1,0 +1,24 @@
+#include "engine/prefix_constraint.h"
+
+#include <algorithm>
+
+namespace zinc::engine {
+
+TokenVocab::TokenVocab(std::vector<std::string> token_texts)
+    : texts(std::move(token_texts)), plain(texts.size()), order(texts.size()), shared(texts.size()) {
+  for (size_t id = 0; id < texts.size(); ++id) {
+    plain[id] = std::all_of(texts[id].begin(), texts[id].end(),
+                            [](char c) { return uint8_t(c) >= 0x20 && c != '"' && c != '\\'; });
+    longest = std::max(longest, texts[id].size());
+  }
+  for (size_t i = 0; i < order.size(); ++i) order[i] = int32_t(i);
+  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return texts[a] < texts[b]; });
+  for (size_t i = 1; i < order.size(); ++i) {
+    const std::string &a = texts[order[i - 1]], &b = texts[order[i]];
+    size_t n = 0;
+    while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
+    shared[i] = uint32_t(n);
+  }
+}
+
+}  // namespace zinc::engine

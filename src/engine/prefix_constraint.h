@@ -1,0 +1,108 @@
+// A TokenConstraint from a byte-level recogniser: a token may come next when the recogniser takes
+// its whole text from the current state. Used by JSON mode (JsonPrefix) and structured outputs
+// (SchemaPrefix). The recogniser State is a copyable value with
+//   bool feed(uint8_t c);        // false: c cannot continue (the state is then unusable)
+//   bool complete() const;       // the document is whole: the request ends
+//   bool in_free_string() const; // inside a string that takes any byte but quotes, backslashes
+//                                // and control bytes (tokens of such bytes pass unread)
+//
+// TokenVocab (every token's text, made once per model and shared) keeps the tokens in byte order
+// with the length of the prefix each shares with the one before; mask() feeds each token from the
+// state after that shared prefix, so a prefix that fails rules out every token starting with it.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/token_constraint.h"
+
+namespace zinc::engine {
+
+struct TokenVocab {
+  // texts[id]: the bytes token id adds to the output ("" for control tokens, never allowed).
+  explicit TokenVocab(std::vector<std::string> token_texts);
+  std::vector<std::string> texts;
+  std::vector<uint8_t> plain;    // no quote, backslash or control byte
+  std::vector<int32_t> order;    // ids by text, bytewise
+  std::vector<uint32_t> shared;  // bytes order[i]'s text shares with order[i - 1]'s
+  size_t longest = 0;
+};
+
+template <class State>
+class PrefixConstraint : public TokenConstraint {
+ public:
+  // eog: the end-of-generation ids, allowed only where no other token can continue. keep_alive:
+  // what `start` points into (a compiled schema), held as long as the constraint.
+  PrefixConstraint(std::shared_ptr<const TokenVocab> vocab, State start, std::vector<int32_t> eog,
+                   std::shared_ptr<const void> keep_alive = nullptr)
+      : vocab_(std::move(vocab)), eog_(std::move(eog)), keep_alive_(std::move(keep_alive)), state_(start),
+        states_(vocab_->longest + 1, start) {}
+
+  void mask(std::span<float> logits) const override {
+    const TokenVocab& v = *vocab_;
+    allowed_.assign(logits.size(), 0);
+    if (state_.in_free_string()) {
+      for (size_t id = 0; id < v.texts.size() && id < logits.size(); ++id) {
+        if (v.texts[id].empty()) continue;
+        if (v.plain[id]) {
+          allowed_[id] = 1;
+        } else {
+          State s = state_;
+          allowed_[id] = feed_all(s, v.texts[id]);
+        }
+      }
+    } else {
+      constexpr size_t kNone = ~size_t(0);
+      size_t fail = kNone;  // where the token before failed
+      states_[0] = state_;
+      for (size_t i = 0; i < v.order.size(); ++i) {
+        const int32_t id = v.order[i];
+        const std::string& t = v.texts[id];
+        const size_t from = v.shared[i];
+        if (fail != kNone && fail < from) continue;  // the same failing prefix
+        size_t k = from;
+        while (k < t.size()) {
+          states_[k + 1] = states_[k];
+          if (!states_[k + 1].feed(uint8_t(t[k]))) break;
+          ++k;
+        }
+        fail = k < t.size() ? k : kNone;
+        if (fail == kNone && !t.empty() && size_t(id) < logits.size()) allowed_[id] = 1;
+      }
+    }
+    bool any = false;
+    for (size_t id = 0; id < logits.size(); ++id) {
+      if (allowed_[id]) any = true;
+      else logits[id] = -std::numeric_limits<float>::infinity();
+    }
+    if (any) return;
+    for (int32_t id : eog_)  // nothing can continue: let the request end rather than draw from nothing
+      if (id >= 0 && size_t(id) < logits.size()) logits[id] = 0.0f;
+  }
+
+  void accept(int32_t token) override {
+    if (token >= 0 && size_t(token) < vocab_->texts.size()) feed_all(state_, vocab_->texts[token]);
+  }
+  bool finished() const override { return state_.complete(); }
+
+ private:
+  static bool feed_all(State& s, const std::string& text) {
+    for (char c : text)
+      if (!s.feed(uint8_t(c))) return false;
+    return true;
+  }
+
+  std::shared_ptr<const TokenVocab> vocab_;
+  std::vector<int32_t> eog_;
+  std::shared_ptr<const void> keep_alive_;
+  State state_;
+  // mask()'s scratch: the state after each byte of a token, and which ids may come next.
+  mutable std::vector<State> states_;
+  mutable std::vector<uint8_t> allowed_;
+};
+
+}  // namespace zinc::engine
