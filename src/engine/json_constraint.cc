@@ -7,77 +7,17 @@ namespace zinc::engine {
 
 namespace {
 
-constexpr std::string_view kLiterals[] = {"true", "false", "null"};
+using namespace json_lex;
 
-bool is_space(uint8_t c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-bool is_digit(uint8_t c) { return c >= '0' && c <= '9'; }
-bool is_hex(uint8_t c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+constexpr std::string_view kLiterals[] = {"true", "false", "null"};
 
 }  // namespace
 
 void JsonPrefix::value_done() { expect_ = depth_ == 0 ? Expect::kDone : Expect::kCommaOrEnd; }
 
-// A byte after a number's digits: continues the number, or ends it (then read as structure).
-bool JsonPrefix::number(uint8_t c) {
-  switch (lex_) {
-    case Lex::kMinus:
-      if (c == '0') lex_ = Lex::kZero;
-      else if (is_digit(c)) lex_ = Lex::kInt;
-      else return false;
-      return true;
-    case Lex::kZero:
-    case Lex::kInt:
-      if (lex_ == Lex::kInt && is_digit(c)) return true;
-      if (c == '.') lex_ = Lex::kDot;
-      else if (c == 'e' || c == 'E') lex_ = Lex::kExp;
-      else break;
-      return true;
-    case Lex::kDot:
-      if (!is_digit(c)) return false;
-      lex_ = Lex::kFrac;
-      return true;
-    case Lex::kFrac:
-      if (is_digit(c)) return true;
-      if (c == 'e' || c == 'E') {
-        lex_ = Lex::kExp;
-        return true;
-      }
-      break;
-    case Lex::kExp:
-      if (c == '+' || c == '-') lex_ = Lex::kExpSign;
-      else if (is_digit(c)) lex_ = Lex::kExpDigits;
-      else return false;
-      return true;
-    case Lex::kExpSign:
-      if (!is_digit(c)) return false;
-      lex_ = Lex::kExpDigits;
-      return true;
-    case Lex::kExpDigits:
-      if (is_digit(c)) return true;
-      break;
-    default:
-      return false;
-  }
-  lex_ = Lex::kNone;  // a complete number ends before c
-  value_done();
-  return structural(c);
-}
-
 bool JsonPrefix::structural(uint8_t c) {
-  if (is_space(c)) {  // between tokens: one space, or a newline and an indent (nothing before the root)
-    if (expect_ == Expect::kRoot || expect_ == Expect::kDone || c == '\r') return false;
-    if (c == '\n') {
-      if (space_ != Space::kNone) return false;
-      space_ = Space::kNewline;
-      indent_ = 0;
-      return true;
-    }
-    if (space_ == Space::kNewline) return ++indent_ <= kMaxIndent;
-    if (space_ != Space::kNone || c != ' ') return false;
-    space_ = Space::kOne;
-    return true;
-  }
-  space_ = Space::kNone;
+  if (is_space(c)) return expect_ != Expect::kRoot && expect_ != Expect::kDone && space_.take(c);
+  space_.reset();
   auto top_is_object = [&] { return (objects_ >> (depth_ - 1) & 1u) != 0; };
   auto open = [&](uint8_t kind) {
     if (depth_ == kMaxDepth) return false;
@@ -102,17 +42,14 @@ bool JsonPrefix::structural(uint8_t c) {
       if (c == '{' || c == '[') return open(c);
       if (c == '"') {
         lex_ = Lex::kString;
+        string_ = StringBody();
         key_ = false;
-      } else if (c == '-') {
-        lex_ = Lex::kMinus;
-      } else if (c == '0') {
-        lex_ = Lex::kZero;
-      } else if (is_digit(c)) {
-        lex_ = Lex::kInt;
+      } else if (number_.start(c)) {
+        lex_ = Lex::kNumber;
       } else if (c == 't' || c == 'f' || c == 'n') {
         lex_ = Lex::kLiteral;
         literal_ = c == 't' ? 0 : c == 'f' ? 1 : 2;
-        pending_ = 1;
+        matched_ = 1;
       } else {
         return false;
       }
@@ -123,6 +60,7 @@ bool JsonPrefix::structural(uint8_t c) {
     case Expect::kKey:
       if (c != '"') return false;
       lex_ = Lex::kString;
+      string_ = StringBody();
       key_ = true;
       return true;
     case Expect::kColon:
@@ -146,42 +84,33 @@ bool JsonPrefix::feed(uint8_t c) {
   switch (lex_) {
     case Lex::kNone:
       return structural(c);
-    case Lex::kString:
-      if (c == '"') {
+    case Lex::kString: {
+      const Step s = string_.step(c);
+      if (s == Step::kEnded) {
         lex_ = Lex::kNone;
         if (key_) expect_ = Expect::kColon;
         else value_done();
-      } else if (c == '\\') {
-        lex_ = Lex::kEscape;
-      } else if (c < 0x20) {
-        return false;
       }
-      return true;
-    case Lex::kEscape:
-      if (c == 'u') {
-        lex_ = Lex::kHex;
-        pending_ = 4;
-        return true;
-      }
-      if (std::string_view("\"\\/bfnrt").find(char(c)) == std::string_view::npos) return false;
-      lex_ = Lex::kString;
-      return true;
-    case Lex::kHex:
-      if (!is_hex(c)) return false;
-      if (--pending_ == 0) lex_ = Lex::kString;
-      return true;
+      return s != Step::kFail;
+    }
+    case Lex::kNumber: {
+      const Step s = number_.step(c, /*integer=*/false);
+      if (s != Step::kEnded) return s == Step::kTaken;
+      lex_ = Lex::kNone;  // a whole number ends before c
+      value_done();
+      return structural(c);
+    }
     case Lex::kLiteral: {
       const std::string_view word = kLiterals[literal_];
-      if (c != uint8_t(word[pending_])) return false;
-      if (++pending_ == word.size()) {
+      if (c != uint8_t(word[matched_])) return false;
+      if (++matched_ == word.size()) {
         lex_ = Lex::kNone;
         value_done();
       }
       return true;
     }
-    default:
-      return number(c);
   }
+  return false;
 }
 
 bool JsonPrefix::feed(std::string_view bytes) {

@@ -13,9 +13,6 @@ const std::set<std::string> kAnnotations = {"title", "description", "default", "
 const std::set<std::string> kKeywords = {"type", "enum", "const", "properties", "required", "additionalProperties",
                                          "items", "minItems", "maxItems"};
 
-bool is_space(uint8_t c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-bool is_digit(uint8_t c) { return c >= '0' && c <= '9'; }
-bool is_hex(uint8_t c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
 Result<uint32_t> count_of(const Json& s, const char* key, uint32_t absent, const std::string& where) {
   auto it = s.find(key);
@@ -121,7 +118,6 @@ SchemaPrefix& SchemaPrefix::operator=(const SchemaPrefix& o) {
   depth_ = o.depth_;
   done_ = o.done_;
   space_ = o.space_;
-  indent_ = o.indent_;
   std::copy(o.frames_.begin(), o.frames_.begin() + depth_, frames_.begin());
   return *this;
 }
@@ -132,7 +128,9 @@ void SchemaPrefix::push(int node) {
   f.node = uint16_t(node);
 }
 
-bool SchemaPrefix::in_free_string() const { return depth_ > 0 && frames_[depth_ - 1].phase == Phase::kString; }
+bool SchemaPrefix::in_free_string() const {
+  return depth_ > 0 && frames_[depth_ - 1].phase == Phase::kString && frames_[depth_ - 1].string.free();
+}
 
 // Where whitespace may come: between the tokens of an object or array, and before a value other
 // than the top one.
@@ -188,13 +186,12 @@ SchemaPrefix::Step SchemaPrefix::start(Frame& f, uint8_t c) {
     case JsonSchema::Kind::kString:
       if (c != '"') return Step::kFail;
       f.phase = Phase::kString;
+      f.string = json_lex::StringBody();
       return Step::kOk;
     case JsonSchema::Kind::kNumber:
     case JsonSchema::Kind::kInteger:
-      if (c == '-') f.phase = Phase::kMinus;
-      else if (c == '0') f.phase = Phase::kZero;
-      else if (is_digit(c)) f.phase = Phase::kInt;
-      else return Step::kFail;
+      if (!f.number.start(c)) return Step::kFail;
+      f.phase = Phase::kNumber;
       return Step::kOk;
     case JsonSchema::Kind::kLiterals: {
       f.phase = Phase::kLiteral;
@@ -214,49 +211,6 @@ SchemaPrefix::Step SchemaPrefix::start(Frame& f, uint8_t c) {
       return Step::kOk;
   }
   return Step::kFail;
-}
-
-SchemaPrefix::Step SchemaPrefix::number(Frame& f, uint8_t c) {
-  const bool integer = schema_->node(f.node).kind == JsonSchema::Kind::kInteger;
-  switch (f.phase) {
-    case Phase::kMinus:
-      if (c == '0') f.phase = Phase::kZero;
-      else if (is_digit(c)) f.phase = Phase::kInt;
-      else return Step::kFail;
-      return Step::kOk;
-    case Phase::kZero:
-    case Phase::kInt:
-      if (f.phase == Phase::kInt && is_digit(c)) return Step::kOk;
-      if (!integer && c == '.') f.phase = Phase::kDot;
-      else if (!integer && (c == 'e' || c == 'E')) f.phase = Phase::kExp;
-      else break;
-      return Step::kOk;
-    case Phase::kDot:
-      if (!is_digit(c)) return Step::kFail;
-      f.phase = Phase::kFrac;
-      return Step::kOk;
-    case Phase::kFrac:
-      if (is_digit(c)) return Step::kOk;
-      if (c != 'e' && c != 'E') break;
-      f.phase = Phase::kExp;
-      return Step::kOk;
-    case Phase::kExp:
-      if (c == '+' || c == '-') f.phase = Phase::kExpSign;
-      else if (is_digit(c)) f.phase = Phase::kExpDigits;
-      else return Step::kFail;
-      return Step::kOk;
-    case Phase::kExpSign:
-      if (!is_digit(c)) return Step::kFail;
-      f.phase = Phase::kExpDigits;
-      return Step::kOk;
-    case Phase::kExpDigits:
-      if (is_digit(c)) return Step::kOk;
-      break;
-    default:
-      return Step::kFail;
-  }
-  end_value();  // a whole number ends before c
-  return Step::kAgain;
 }
 
 SchemaPrefix::Step SchemaPrefix::literal(Frame& f, uint8_t c) {
@@ -290,42 +244,25 @@ SchemaPrefix::Step SchemaPrefix::literal(Frame& f, uint8_t c) {
 SchemaPrefix::Step SchemaPrefix::step(uint8_t c) {
   if (done_ || depth_ == 0) return Step::kFail;
   Frame& f = frames_[depth_ - 1];
-  if (structural(f) && is_space(c)) {  // one space, or a newline and an indent
-    if (c == '\r') return Step::kFail;
-    if (c == '\n') {
-      if (space_ != Space::kNone) return Step::kFail;
-      space_ = Space::kNewline;
-      indent_ = 0;
-      return Step::kOk;
-    }
-    if (space_ == Space::kNewline) return ++indent_ <= JsonSchema::kMaxIndent ? Step::kOk : Step::kFail;
-    if (space_ != Space::kNone || c != ' ') return Step::kFail;
-    space_ = Space::kOne;
-    return Step::kOk;
+  if (structural(f)) {
+    if (json_lex::is_space(c)) return space_.take(c) ? Step::kOk : Step::kFail;
+    space_.reset();
   }
-  if (structural(f)) space_ = Space::kNone;
   const JsonSchema::Node& n = schema_->node(f.node);
   switch (f.phase) {
     case Phase::kStart:
       return start(f, c);
-    case Phase::kString:
-      if (c == '"') return end_value();
-      if (c == '\\') f.phase = Phase::kEscape;
-      else if (c < 0x20) return Step::kFail;
-      return Step::kOk;
-    case Phase::kEscape:
-      if (c == 'u') {
-        f.phase = Phase::kHex;
-        f.pos = 4;
-        return Step::kOk;
-      }
-      if (std::string_view("\"\\/bfnrt").find(char(c)) == std::string_view::npos) return Step::kFail;
-      f.phase = Phase::kString;
-      return Step::kOk;
-    case Phase::kHex:
-      if (!is_hex(c)) return Step::kFail;
-      if (--f.pos == 0) f.phase = Phase::kString;
-      return Step::kOk;
+    case Phase::kString: {
+      const json_lex::Step s = f.string.step(c);
+      if (s == json_lex::Step::kEnded) return end_value();
+      return s == json_lex::Step::kTaken ? Step::kOk : Step::kFail;
+    }
+    case Phase::kNumber: {
+      const json_lex::Step s = f.number.step(c, n.kind == JsonSchema::Kind::kInteger);
+      if (s != json_lex::Step::kEnded) return s == json_lex::Step::kTaken ? Step::kOk : Step::kFail;
+      end_value();  // a whole number ends before c
+      return Step::kAgain;
+    }
     case Phase::kLiteral:
       return literal(f, c);
     case Phase::kObjOpen:
@@ -378,9 +315,8 @@ SchemaPrefix::Step SchemaPrefix::step(uint8_t c) {
     case Phase::kObjValue:
     case Phase::kArrValue:
       return Step::kFail;  // a child frame is on top while these wait
-    default:
-      return number(f, c);
   }
+  return Step::kFail;
 }
 
 bool SchemaPrefix::feed(uint8_t c) {

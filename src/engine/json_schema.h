@@ -9,7 +9,8 @@
 // and "maxItems". Annotations (title, description, default, examples, $schema, $id, $comment,
 // strict) are ignored. Any other keyword (pattern, format, anyOf, $ref, minimum, ...) is refused
 // by compile(), named in the error, rather than ignored: the output would not be held to it.
-// The top level must be an object (as OpenAI requires). Whitespace between tokens as in JsonPrefix.
+// The top level must be an object (as OpenAI requires). Whitespace between tokens as in JsonPrefix
+// (json_lex::Spacing).
 #pragma once
 
 #include <array>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "engine/json_lex.h"
 #include "engine/prefix_constraint.h"
 
 namespace zinc::engine {
@@ -29,7 +31,6 @@ class JsonSchema {
   static constexpr int kMaxDepth = 16;       // nested objects and arrays
   static constexpr int kMaxNodes = 4096;
   static constexpr int kMaxChoices = 64;     // properties of an object, values of an enum
-  static constexpr int kMaxIndent = 20;
 
   enum class Kind : uint8_t { kString, kNumber, kInteger, kLiterals, kObject, kArray };
   struct Property {
@@ -69,28 +70,28 @@ class SchemaPrefix {
 
  private:
   enum class Phase : uint8_t {
-    kStart,                                             // the value's first byte
-    kString, kEscape, kHex,                             // strings
-    kMinus, kZero, kInt, kDot, kFrac, kExp, kExpSign, kExpDigits,  // numbers
-    kLiteral,                                           // enum / const / boolean / null, or a null of a nullable node
+    kStart,    // the value's first byte
+    kString,
+    kNumber,
+    kLiteral,  // enum / const / boolean / null, or the null of a nullable node
     kObjOpen, kKey, kColon, kObjValue, kObjNext, kObjComma,  // objects
     kArrOpen, kArrValue, kArrNext, kArrComma,           // arrays
   };
-  enum class Space : uint8_t { kNone, kOne, kNewline };
   enum class Step : uint8_t { kFail, kOk, kAgain };  // kAgain: the value ended before c; the parent reads it
   struct Frame {
     uint64_t cand = 0;   // kKey: properties, kLiteral: literals still possible
     uint32_t count = 0;  // kArr*: items so far
     uint16_t node = 0;
-    uint16_t pos = 0;    // kKey, kLiteral: bytes matched; kHex: digits due
+    uint16_t pos = 0;    // kKey, kLiteral: bytes matched
     uint16_t next = 0;   // kObj*: the first property not yet passed
     Phase phase = Phase::kStart;
     bool null_literal = false;  // kLiteral: matching "null" for a nullable node
+    json_lex::StringBody string;
+    json_lex::Number number;
   };
 
   Step step(uint8_t c);
   Step start(Frame& f, uint8_t c);
-  Step number(Frame& f, uint8_t c);
   Step literal(Frame& f, uint8_t c);
   Step end_value();  // the top value is whole: pop it
   bool structural(const Frame& f) const;
@@ -102,8 +103,7 @@ class SchemaPrefix {
   std::array<Frame, JsonSchema::kMaxDepth * 2 + 2> frames_{};
   uint8_t depth_ = 0;
   bool done_ = false;
-  Space space_ = Space::kNone;
-  uint8_t indent_ = 0;
+  json_lex::Spacing space_;
 };
 
 using SchemaConstraint = PrefixConstraint<SchemaPrefix>;

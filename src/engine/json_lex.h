@@ -1,0 +1,123 @@
+// The lexing the JSON recognisers share (JsonPrefix, SchemaPrefix): numbers and string bodies
+// byte by byte (RFC 8259), and the whitespace allowed between tokens, as llama.cpp's JSON grammar
+// allows it: one space, or a newline and up to kMaxIndent spaces or tabs.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace zinc::engine::json_lex {
+
+inline bool is_space(uint8_t c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+inline bool is_digit(uint8_t c) { return c >= '0' && c <= '9'; }
+inline bool is_hex(uint8_t c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+
+enum class Step : uint8_t {
+  kFail,   // c cannot come here
+  kTaken,  // c continues the token
+  kEnded,  // numbers: the number was whole before c, which is not read; strings: c closed it
+};
+
+// A number after its first byte (number_start); integers have no fraction or exponent.
+class Number {
+ public:
+  bool start(uint8_t c) {
+    if (c == '-') state_ = kMinus;
+    else if (c == '0') state_ = kZero;
+    else if (is_digit(c)) state_ = kInt;
+    else return false;
+    return true;
+  }
+  Step step(uint8_t c, bool integer) {
+    switch (state_) {
+      case kMinus:
+        if (c == '0') state_ = kZero;
+        else if (is_digit(c)) state_ = kInt;
+        else return Step::kFail;
+        return Step::kTaken;
+      case kZero:
+      case kInt:
+        if (state_ == kInt && is_digit(c)) return Step::kTaken;
+        if (!integer && c == '.') state_ = kDot;
+        else if (!integer && (c == 'e' || c == 'E')) state_ = kExp;
+        else return Step::kEnded;
+        return Step::kTaken;
+      case kDot:
+        if (!is_digit(c)) return Step::kFail;
+        state_ = kFrac;
+        return Step::kTaken;
+      case kFrac:
+        if (is_digit(c)) return Step::kTaken;
+        if (c != 'e' && c != 'E') return Step::kEnded;
+        state_ = kExp;
+        return Step::kTaken;
+      case kExp:
+        if (c == '+' || c == '-') state_ = kExpSign;
+        else if (is_digit(c)) state_ = kExpDigits;
+        else return Step::kFail;
+        return Step::kTaken;
+      case kExpSign:
+        if (!is_digit(c)) return Step::kFail;
+        state_ = kExpDigits;
+        return Step::kTaken;
+      case kExpDigits:
+        return is_digit(c) ? Step::kTaken : Step::kEnded;
+    }
+    return Step::kFail;
+  }
+
+ private:
+  enum : uint8_t { kMinus, kZero, kInt, kDot, kFrac, kExp, kExpSign, kExpDigits } state_ = kInt;
+};
+
+// A string's body after its opening quote, up to and with its closing quote.
+class StringBody {
+ public:
+  bool free() const { return hex_ == 0 && !escape_; }  // no escape begun: any plain byte may come
+  Step step(uint8_t c) {
+    if (hex_ > 0) {
+      if (!is_hex(c)) return Step::kFail;
+      --hex_;
+      return Step::kTaken;
+    }
+    if (escape_) {
+      escape_ = false;
+      if (c == 'u') hex_ = 4;
+      else if (std::string_view("\"\\/bfnrt").find(char(c)) == std::string_view::npos) return Step::kFail;
+      return Step::kTaken;
+    }
+    if (c == '"') return Step::kEnded;
+    if (c == '\\') escape_ = true;
+    else if (c < 0x20) return Step::kFail;
+    return Step::kTaken;
+  }
+
+ private:
+  uint8_t hex_ = 0;  // \u digits still due
+  bool escape_ = false;
+};
+
+// Whitespace between two tokens; reset() at every other byte.
+class Spacing {
+ public:
+  static constexpr int kMaxIndent = 20;
+  bool take(uint8_t c) {
+    if (c == '\n') {
+      if (mode_ != kNone) return false;
+      mode_ = kNewline;
+      indent_ = 0;
+      return true;
+    }
+    if (mode_ == kNewline) return (c == ' ' || c == '\t') && ++indent_ <= kMaxIndent;
+    if (mode_ != kNone || c != ' ') return false;
+    mode_ = kOne;
+    return true;
+  }
+  void reset() { mode_ = kNone; }
+
+ private:
+  enum : uint8_t { kNone, kOne, kNewline } mode_ = kNone;
+  uint8_t indent_ = 0;
+};
+
+}  // namespace zinc::engine::json_lex
