@@ -47,7 +47,11 @@ Result<int> JsonSchema::add(const Json& s, int depth, const std::string& where) 
   auto literals_of = [&](const Json& values) -> Status {
     if (values.empty() || values.size() > size_t(kMaxChoices))
       return error("%s.enum must have 1 to %d values", where.c_str(), kMaxChoices);
-    for (const auto& v : values) n.literals.push_back(v.dump());
+    for (const auto& v : values) {
+      n.literals.push_back(v.dump());
+      if (n.literals.back().size() > size_t(kMaxText))
+        return error("%s: an enum or const value is longer than %d bytes", where.c_str(), kMaxText);
+    }
     n.kind = Kind::kLiterals;
     return ok_status();
   };
@@ -91,6 +95,7 @@ Result<int> JsonSchema::add(const Json& s, int depth, const std::string& where) 
       for (const auto& [name, sub] : props.items()) {
         Property p;
         p.key = Json(name).dump();
+        if (p.key.size() > size_t(kMaxText)) return error("%s: a property name is longer than %d bytes", where.c_str(), kMaxText);
         p.required = std::find(required.begin(), required.end(), Json(name)) != required.end();
         ZINC_ASSIGN_OR_RETURN(p.node, add(sub, depth + 1, where + ".properties." + name));
         n.properties.push_back(std::move(p));

@@ -31,6 +31,7 @@ class JsonSchema {
   static constexpr int kMaxDepth = 16;       // nested objects and arrays
   static constexpr int kMaxNodes = 4096;
   static constexpr int kMaxChoices = 64;     // properties of an object, values of an enum
+  static constexpr int kMaxText = 4096;      // bytes of a property name or an enum value
 
   enum class Kind : uint8_t { kString, kNumber, kInteger, kLiterals, kObject, kArray };
   struct Property {

@@ -160,6 +160,8 @@ TEST(JsonSchema, CompileRefusesWhatItCannotHoldOutputTo) {
                                   Json::array()))
                 .find("minItems"),
             std::string::npos);
+  EXPECT_NE(message(object_schema({{std::string(5000, 'k'), {{"type", "string"}}}}, Json::array())).find("longer"), std::string::npos);
+  EXPECT_NE(message(object_schema({{"d", {{"const", std::string(5000, 'v')}}}}, Json::array())).find("longer"), std::string::npos);
   Json deep = {{"type", "string"}};
   for (int i = 0; i < 20; ++i) deep = object_schema({{"x", deep}}, {"x"});
   EXPECT_NE(message(deep).find("deep"), std::string::npos);
