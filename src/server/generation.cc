@@ -74,7 +74,8 @@ std::optional<ApiError> prompt_tokens(GenerationContext& ctx, const Json& body, 
 struct Job {
   Job(GenerationContext& c, bool is_chat, GenerationParams params, bool opens_reasoning)
       : ctx(c), chat(is_chat), p(std::move(params)),
-        pipeline(c.tok, p.stop, is_chat, opens_reasoning), id(random_id(is_chat ? "chatcmpl-" : "cmpl-")), created(unix_time()) {}
+        // A constrained answer (JSON mode, a schema) is all content, even after a prompt that opens <think>.
+        pipeline(c.tok, p.stop, is_chat && !p.json_object && !p.json_schema, opens_reasoning), id(random_id(is_chat ? "chatcmpl-" : "cmpl-")), created(unix_time()) {}
   GenerationContext& ctx;
   bool chat;
   GenerationParams p;
@@ -106,7 +107,7 @@ struct Job {
     content = std::move(d.content);
     return std::move(d.calls);
   }
-  // An OpenAI tool_calls entry; index >= 0 for stream deltas.
+  // An OpenAI tool_calls entry for the next call, counted in n_calls; index >= 0 for stream deltas.
   Json call_json(const chat::ToolCall& c, int index) {
     Json j = Json::object();
     if (index >= 0) j["index"] = index;

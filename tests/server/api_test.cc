@@ -248,6 +248,17 @@ TEST(Api, JsonObjectResponseFormat) {
   }
 }
 
+// A constrained answer is content even where the prompt opens a <think> block.
+TEST(Api, JsonModeAnswersAreContentAfterAnOpenThinkBlock) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto s = TestServer::start({}, "{% for m in messages %}{{ m.content }}\n{% endfor %}<think>\n");
+  Reply r = post(*s, "/v1/chat/completions", chat("Once upon a time", 12, {{"response_format", {{"type", "json_object"}}}}));
+  ASSERT_EQ(r.status, 200) << r.text;
+  const Json& msg = r.body["choices"][0]["message"];
+  EXPECT_EQ(msg["content"].get<std::string>().substr(0, 1), "{") << r.text;
+  EXPECT_FALSE(msg.contains("reasoning_content")) << r.text;
+}
+
 // Structured outputs hold stories260K to a schema. Every value of this one is bounded (no free
 // strings or numbers), so whatever the model prefers, a whole conforming object comes within
 // max_tokens.
