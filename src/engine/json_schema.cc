@@ -33,6 +33,32 @@ Result<std::shared_ptr<const JsonSchema>> JsonSchema::compile(const Json& schema
   return std::shared_ptr<const JsonSchema>(std::move(s));
 }
 
+Result<std::shared_ptr<const JsonSchema>> JsonSchema::compile_call(const std::vector<Tool>& tools, const std::string& args_key) {
+  if (tools.empty() || tools.size() > size_t(kMaxChoices)) return error("a call needs 1 to %d tools", kMaxChoices);
+  auto s = std::make_shared<JsonSchema>();
+  s->nodes_.emplace_back();  // the call object, filled in below
+  Node call;
+  call.kind = Kind::kObject;
+  Node names;
+  names.kind = Kind::kLiterals;
+  Property args;
+  args.key = Json(args_key).dump();
+  args.required = true;
+  for (const Tool& t : tools) {
+    names.literals.push_back(Json(t.name).dump());
+    const Json params = t.parameters.is_null() ? Json{{"type", "object"}} : t.parameters;
+    if (!params.is_object() || params.value("type", Json()) != "object")
+      return error("tool '%s': its parameters must be {\"type\": \"object\", ...}", t.name.c_str());
+    ZINC_ASSIGN_OR_RETURN(int node, s->add(params, 1, "tool '" + t.name + "' parameters"));
+    args.by_choice.push_back(node);
+  }
+  s->nodes_.push_back(std::move(names));
+  call.properties.push_back(Property{Json("name").dump(), int(s->nodes_.size()) - 1, true, {}});
+  call.properties.push_back(std::move(args));
+  s->nodes_[0] = std::move(call);
+  return std::shared_ptr<const JsonSchema>(std::move(s));
+}
+
 Result<int> JsonSchema::add(const Json& s, int depth, const std::string& where) {
   if (!s.is_object()) return error("%s must be a schema object", where.c_str());
   if (depth > kMaxDepth) return error("%s: schemas nest at most %d objects and arrays deep", where.c_str(), kMaxDepth);
@@ -169,12 +195,14 @@ bool SchemaPrefix::required_left(const Frame& f) const {
 }
 
 SchemaPrefix::Step SchemaPrefix::end_value() {
+  const uint8_t choice = frames_[depth_ - 1].choice;
   --depth_;
   if (depth_ == 0) {
     done_ = true;
     return Step::kOk;
   }
   Frame& parent = frames_[depth_ - 1];
+  if (parent.phase == Phase::kObjValue && parent.next == 1) parent.choice = choice;  // what the first property took
   parent.phase = parent.phase == Phase::kObjValue ? Phase::kObjNext : Phase::kArrNext;
   return Step::kOk;
 }
@@ -229,8 +257,14 @@ SchemaPrefix::Step SchemaPrefix::literal(Frame& f, uint8_t c) {
     if (lits[i].size() == f.pos) ended = true;
     else if (uint8_t(lits[i][f.pos]) == c) next |= uint64_t(1) << i;
   }
+  auto whole_one = [&](uint64_t among) {  // the candidate that is whole at f.pos
+    for (size_t i = 0; i < lits.size(); ++i)
+      if ((among >> i & 1u) && lits[i].size() == f.pos) return uint8_t(i);
+    return uint8_t(0);
+  };
   if (next == 0) {
     if (!ended) return Step::kFail;
+    f.choice = whole_one(cand);
     end_value();
     return Step::kAgain;
   }
@@ -242,7 +276,10 @@ SchemaPrefix::Step SchemaPrefix::literal(Frame& f, uint8_t c) {
     if (lits[i].size() == f.pos) whole = true;
     else longer = true;
   }
-  if (whole && !longer) end_value();  // nothing can extend it: whole now
+  if (whole && !longer) {  // nothing can extend it: whole now
+    f.choice = whole_one(next);
+    end_value();
+  }
   return Step::kOk;
 }
 
@@ -297,7 +334,10 @@ SchemaPrefix::Step SchemaPrefix::step(uint8_t c) {
     case Phase::kColon:
       if (c != ':') return Step::kFail;
       f.phase = Phase::kObjValue;
-      push(n.properties[f.next - 1].node);
+      {
+        const JsonSchema::Property& prop = n.properties[f.next - 1];
+        push(prop.by_choice.empty() ? prop.node : prop.by_choice[f.choice]);
+      }
       return Step::kOk;
     case Phase::kObjNext:
       if (c == '}') return required_left(f) ? Step::kFail : end_value();

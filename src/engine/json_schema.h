@@ -38,6 +38,9 @@ class JsonSchema {
     std::string key;  // the name as a JSON string, quotes included
     int node = -1;
     bool required = false;
+    // When not empty, the value's node is by_choice[i], i the enum value the object's first
+    // property took (a tool call's arguments follow its name).
+    std::vector<int> by_choice;
   };
   struct Node {
     Kind kind = Kind::kString;
@@ -49,6 +52,12 @@ class JsonSchema {
   };
 
   static Result<std::shared_ptr<const JsonSchema>> compile(const nlohmann::ordered_json& schema);
+  // A tool call: {"name": one of the tools' names, args_key: that tool's parameters schema}.
+  struct Tool {
+    std::string name;
+    nlohmann::ordered_json parameters;  // null: no parameters, {}
+  };
+  static Result<std::shared_ptr<const JsonSchema>> compile_call(const std::vector<Tool>& tools, const std::string& args_key);
   const Node& node(int i) const { return nodes_[size_t(i)]; }
 
  private:
@@ -87,6 +96,7 @@ class SchemaPrefix {
     uint16_t next = 0;   // kObj*: the first property not yet passed
     Phase phase = Phase::kStart;
     bool null_literal = false;  // kLiteral: matching "null" for a nullable node
+    uint8_t choice = 0;         // kLiteral: the value matched; objects: the one their first property took
     json_lex::StringBody string;
     json_lex::Number number;
   };
@@ -108,5 +118,7 @@ class SchemaPrefix {
 };
 
 using SchemaConstraint = PrefixConstraint<SchemaPrefix>;
+// A forced tool call: the call's JSON (JsonSchema::compile_call) inside its model's markup.
+using CallConstraint = PrefixConstraint<FramedPrefix<SchemaPrefix>>;
 
 }  // namespace zinc::engine

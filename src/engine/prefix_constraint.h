@@ -32,6 +32,45 @@ struct TokenVocab {
   size_t longest = 0;
 };
 
+// A document of Inner between two fixed texts (a tool call's markup around its JSON). The texts
+// must outlive the state (PrefixConstraint's keep_alive holds them).
+template <class Inner>
+class FramedPrefix {
+ public:
+  FramedPrefix() = default;
+  FramedPrefix(const std::string* before, Inner inner, const std::string* after)
+      : before_(before), after_(after), inner_(inner), part_(before->empty() ? kInner : kBefore) {}
+  bool feed(uint8_t c) {
+    switch (part_) {
+      case kBefore:
+        if (c != uint8_t((*before_)[pos_])) return false;
+        if (++pos_ == before_->size()) part_ = kInner;
+        return true;
+      case kInner:
+        if (!inner_.feed(c)) return false;
+        if (inner_.complete()) {
+          part_ = kAfter;
+          pos_ = 0;
+        }
+        return true;
+      case kAfter:
+        if (pos_ >= after_->size() || c != uint8_t((*after_)[pos_])) return false;
+        ++pos_;
+        return true;
+    }
+    return false;
+  }
+  bool complete() const { return part_ == kAfter && pos_ == after_->size(); }
+  bool in_free_string() const { return part_ == kInner && inner_.in_free_string(); }
+
+ private:
+  const std::string* before_ = nullptr;
+  const std::string* after_ = nullptr;
+  Inner inner_;
+  enum : uint8_t { kBefore, kInner, kAfter } part_ = kBefore;
+  uint32_t pos_ = 0;  // bytes of before_ or after_ matched
+};
+
 template <class State>
 class PrefixConstraint : public TokenConstraint {
  public:

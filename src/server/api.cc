@@ -86,9 +86,19 @@ std::optional<ApiError> parse_tools(const Json& body, GenerationParams* p) {
   if (auto it = body.find("tool_choice"); it != body.end() && !it->is_null()) {
     if (*it == "auto" || *it == "none") {
       p->parse_tool_calls = *it == "auto";
-    } else if (*it == "required" || it->is_object()) {
-      return bad("tool_choice", "'tool_choice' \"required\" or a named function is not supported (zinc does not constrain "
-                                "generation); use \"auto\" or \"none\"");
+    } else if (*it == "required") {
+      if (p->tools.empty()) return bad("tool_choice", "'tool_choice' \"required\" needs 'tools'");
+      for (const auto& t : p->tools) p->forced_tools.push_back(t["function"]["name"].get<std::string>());
+    } else if (it->is_object()) {
+      const Json f = it->value("function", Json());
+      if (it->value("type", Json()) != "function" || !f.is_object() || !f.value("name", Json()).is_string())
+        return bad("tool_choice", "'tool_choice' must be \"auto\", \"none\", \"required\" or {\"type\": \"function\", "
+                                  "\"function\": {\"name\": ...}}");
+      const std::string name = f["name"].get<std::string>();
+      bool known = false;
+      for (const auto& t : p->tools) known = known || t["function"]["name"] == name;
+      if (!known) return bad("tool_choice", "'tool_choice' names '" + name + "', which is not in 'tools'");
+      p->forced_tools.push_back(name);
     } else {
       return bad("tool_choice", "'tool_choice' must be \"auto\", \"none\", \"required\" or an object");
     }
@@ -167,6 +177,8 @@ std::optional<ApiError> parse_generation(const Json& body, bool chat, Generation
   }
   if (chat) {
     ZINC_API_CHECK(parse_tools(body, &p));
+    if (!p.forced_tools.empty() && (p.json_object || p.json_schema))
+      return bad("tool_choice", "a forced tool call ('tool_choice' \"required\" or a function) cannot go with a 'response_format'");
     bool logprobs = false;
     ZINC_API_CHECK(boolean(body, "logprobs", &logprobs));
     v = -1;

@@ -44,6 +44,7 @@ struct GenerationParams {
   int32_t top_logprobs = -1;  // -1: no logprobs
   Json tools;                 // chat: the request's tools (null: none), each {type: "function", function: {name, ...}}
   bool parse_tool_calls = true;  // chat: tool_choice "auto" (false: "none")
+  std::vector<std::string> forced_tools;  // chat: tool_choice "required" (every tool) or a named function
   bool json_object = false;      // response_format {"type": "json_object"}: the answer is one JSON object
   std::shared_ptr<const engine::JsonSchema> json_schema;  // response_format {"type": "json_schema"}
 };
@@ -52,8 +53,8 @@ struct GenerationParams {
 // top_logprobs; completions: logprobs integer) and reads tools, tool_choice and
 // parallel_tool_calls. response_format "text", "json_object" (generation held to one JSON
 // object) or "json_schema" (held to the schema: engine/json_schema.h says which keywords; a
-// schema using others is refused, naming them). tool_choice "required" or a named function is
-// refused: nothing holds generation to a call.
+// schema using others is refused, naming them). tool_choice "required" or a named function holds
+// generation to one call (forced_tools), so it cannot go with a response_format.
 std::optional<ApiError> parse_generation(const Json& body, bool chat, GenerationParams* out);
 
 }  // namespace zinc::server

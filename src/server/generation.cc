@@ -74,8 +74,9 @@ std::optional<ApiError> prompt_tokens(GenerationContext& ctx, const Json& body, 
 struct Job {
   Job(GenerationContext& c, bool is_chat, GenerationParams params, bool opens_reasoning)
       : ctx(c), chat(is_chat), p(std::move(params)),
-        // A constrained answer (JSON mode, a schema) is all content, even after a prompt that opens <think>.
-        pipeline(c.tok, p.stop, is_chat && !p.json_object && !p.json_schema, opens_reasoning), id(random_id(is_chat ? "chatcmpl-" : "cmpl-")), created(unix_time()) {}
+        // A constrained answer (JSON mode, a schema, a forced call) is all content, even after a
+        // prompt that opens <think>.
+        pipeline(c.tok, p.stop, is_chat && !p.json_object && !p.json_schema && p.forced_tools.empty(), opens_reasoning), id(random_id(is_chat ? "chatcmpl-" : "cmpl-")), created(unix_time()) {}
   GenerationContext& ctx;
   bool chat;
   GenerationParams p;
@@ -307,6 +308,42 @@ bool run_stream(Job& job, httplib::DataSink& sink) {
 
 }  // namespace
 
+namespace {
+
+// A forced call's constraint: the call's JSON inside the markup the model writes calls in.
+struct CallForm {
+  std::shared_ptr<const engine::JsonSchema> schema;
+  std::string before, after;
+};
+
+Result<std::shared_ptr<engine::TokenConstraint>> call_constraint(const GenerationContext& ctx, const GenerationParams& p,
+                                                                 const std::vector<int32_t>& eog) {
+  auto form = std::make_shared<CallForm>();
+  std::string args_key;
+  switch (ctx.format.tool_syntax()) {
+    case chat::ToolCallSyntax::kHermes:
+      form->before = "<tool_call>\n";
+      form->after = "\n</tool_call>";
+      args_key = "arguments";
+      break;
+    case chat::ToolCallSyntax::kLlama3:
+      args_key = "parameters";
+      break;
+    default:
+      return error("this model's chat template writes tool calls in no format zinc can hold generation to (it can: "
+                   "<tool_call> JSON as Qwen2.5, Qwen3 and Hermes, and Llama 3's JSON answers)");
+  }
+  std::vector<engine::JsonSchema::Tool> tools;
+  for (const std::string& name : p.forced_tools)
+    for (const auto& t : p.tools)
+      if (t["function"]["name"] == name) tools.push_back({name, t["function"].value("parameters", Json())});
+  ZINC_ASSIGN_OR_RETURN(form->schema, engine::JsonSchema::compile_call(tools, args_key));
+  engine::FramedPrefix<engine::SchemaPrefix> start(&form->before, engine::SchemaPrefix(form->schema.get()), &form->after);
+  return std::shared_ptr<engine::TokenConstraint>(std::make_shared<engine::CallConstraint>(ctx.token_vocab, start, eog, form));
+}
+
+}  // namespace
+
 std::shared_ptr<const engine::TokenVocab> token_vocab(const tokenizer::Tokenizer& tok) {
   std::vector<std::string> texts;
   const int32_t n = tok.vocab().n_tokens();
@@ -342,6 +379,11 @@ void handle_generation(GenerationContext& ctx, const httplib::Request& req, http
   if (p.json_schema)
     er.constraint = std::make_shared<engine::SchemaConstraint>(ctx.token_vocab, engine::SchemaPrefix(p.json_schema.get()),
                                                                er.stop_ids, p.json_schema);
+  if (!p.forced_tools.empty()) {
+    auto c = call_constraint(ctx, p, er.stop_ids);
+    if (!c.ok()) return reply_error(res, {400, "tool_choice: " + c.status().message(), "invalid_request_error", "tool_choice", ""});
+    er.constraint = std::move(*c);
+  }
   const bool parse_calls = chat && p.parse_tool_calls && p.tools.is_array() && !p.tools.empty() &&
                            ctx.format.tool_syntax() != chat::ToolCallSyntax::kNone;
   auto job = std::make_shared<Job>(ctx, chat, std::move(p), opens_reasoning);

@@ -245,6 +245,43 @@ TEST(SchemaPrefix, AgreesWithTheReferenceOnRandomSchemas) {
   EXPECT_GT(mutated_whole, 20);
 }
 
+// A forced call: the name picks which parameters schema the arguments follow, inside the markup.
+TEST(JsonSchema, ToolCallsFollowTheNamedToolsParameters) {
+  const std::vector<JsonSchema::Tool> tools = {
+      {"get_weather", object_schema({{"city", {{"type", "string"}}}}, {"city"})},
+      {"get_time", object_schema({{"zone", {{"enum", {"CET", "UTC"}}}}}, {"zone"})},
+      {"ping", nullptr}};
+  auto call = JsonSchema::compile_call(tools, "arguments");
+  ASSERT_TRUE(call.ok()) << call.status().message();
+  const std::string before = "<tool_call>\n", after = "\n</tool_call>";
+  auto takes = [&](const std::string& text) {
+    FramedPrefix<SchemaPrefix> s(&before, SchemaPrefix(call->get()), &after);
+    for (char c : text)
+      if (!s.feed(uint8_t(c))) return false;
+    return s.complete();
+  };
+  EXPECT_TRUE(takes("<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>"));
+  EXPECT_TRUE(takes("<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"zone\": \"UTC\"}}\n</tool_call>"));
+  EXPECT_TRUE(takes("<tool_call>\n{\"name\":\"ping\",\"arguments\":{}}\n</tool_call>"));
+  EXPECT_FALSE(takes("<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>"));
+  EXPECT_FALSE(takes("<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"zone\": \"UTC\"}}\n</tool_call>"));
+  EXPECT_FALSE(takes("<tool_call>\n{\"name\": \"other\", \"arguments\": {}}\n</tool_call>"));
+  EXPECT_FALSE(takes("<tool_call>\n{\"name\": \"ping\", \"arguments\": {}}"));  // the closing markup is due
+  EXPECT_FALSE(takes("{\"name\": \"ping\", \"arguments\": {}}\n</tool_call>"));
+  // Llama 3's form: no markup, "parameters".
+  auto llama = JsonSchema::compile_call(tools, "parameters");
+  ASSERT_TRUE(llama.ok());
+  const std::string none;
+  FramedPrefix<SchemaPrefix> s(&none, SchemaPrefix(llama->get()), &none);
+  bool ok = true;
+  for (char c : std::string("{\"name\": \"get_time\", \"parameters\": {\"zone\": \"CET\"}}")) ok = ok && s.feed(uint8_t(c));
+  EXPECT_TRUE(ok && s.complete());
+  // A tool whose parameters use a keyword outside the subset cannot be forced.
+  auto bad = JsonSchema::compile_call({{"f", object_schema({{"n", {{"type", "integer"}, {"minimum", 0}}}}, Json::array())}}, "arguments");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("'minimum'"), std::string::npos) << bad.status().message();
+}
+
 // The constraint allows exactly the tokens whose whole text the recogniser takes.
 TEST(SchemaConstraint, MaskMatchesFeedingEveryToken) {
   std::mt19937 rng(9);

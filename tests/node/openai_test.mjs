@@ -133,7 +133,7 @@ const failed = await runChecks([
     if (r.choices[0].finish_reason === "stop") assert.equal(typeof JSON.parse(text), "object");
     assert.equal((await collectChat(params)).text, text);
   }],
-  ["tools: accepted, and an answer without calls comes through whole", async () => {
+  ["tools: an answer without calls comes through whole; a forced call comes back as one", async () => {
     const tools = [{ type: "function", function: { name: "get_weather", description: "Weather of a city",
       parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } }];
     // A template whose model writes <tool_call> blocks, so that the answers are read for calls.
@@ -151,11 +151,16 @@ const failed = await runChecks([
       let text = "";
       for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? "";
       assert.equal(text, msg.content);
-      await assert.rejects(c.chat.completions.create({ ...greedy, messages, tools, tool_choice: "required" }), (e) => {
-        assert.ok(e instanceof OpenAI.BadRequestError, String(e));
-        assert.equal(e.param, "tool_choice");
-        return true;
-      });
+      // A forced call comes back as a call, whatever the model would have said (its parameter is an
+      // enum, so the call ends within max_tokens).
+      const setUnit = { type: "function", function: { name: "set_unit",
+        parameters: { type: "object", properties: { unit: { enum: ["c", "f"] } }, required: ["unit"] } } };
+      const forced = await c.chat.completions.create({ ...greedy, messages, tools: [...tools, setUnit], max_tokens: 200,
+        tool_choice: { type: "function", function: { name: "set_unit" } } });
+      assert.equal(forced.choices[0].finish_reason, "tool_calls", JSON.stringify(forced));
+      const call = forced.choices[0].message.tool_calls[0];
+      assert.equal(call.function.name, "set_unit");
+      assert.ok(["c", "f"].includes(JSON.parse(call.function.arguments).unit), call.function.arguments);
     } finally {
       await hermes.stop();
       fs.rmSync(dir, { recursive: true, force: true });

@@ -292,6 +292,51 @@ TEST(Api, JsonSchemaResponseFormat) {
   EXPECT_EQ(streamed, content);
 }
 
+// A forced call (tool_choice "required" or a named function) with a template whose model writes
+// <tool_call> blocks: stories260K comes back with a call of a given tool, its arguments following
+// that tool's parameters (bounded ones, so the call ends within max_tokens), streamed or not.
+TEST(Api, ForcedToolCalls) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto s = TestServer::start({}, "{% if false %}<tool_call>{% endif %}{% for m in messages %}{{ m.content }}\n{% endfor %}");
+  const Json tools = Json::array(
+      {{{"type", "function"},
+        {"function",
+         {{"name", "get_weather"},
+          {"parameters", {{"type", "object"}, {"properties", {{"unit", {{"enum", {"c", "f"}}}}}}, {"required", {"unit"}}}}}}},
+       {{"type", "function"}, {"function", {{"name", "ping"}}}}});
+  for (const Json& choice : {Json("required"), Json({{"type", "function"}, {"function", {{"name", "get_weather"}}}})}) {
+    Reply r = post(*s, "/v1/chat/completions", chat("Once upon a time", 200, {{"tools", tools}, {"tool_choice", choice}}));
+    ASSERT_EQ(r.status, 200) << r.text;
+    const Json& choice0 = r.body["choices"][0];
+    EXPECT_EQ(choice0["finish_reason"], "tool_calls") << r.text;
+    const Json& msg = choice0["message"];
+    EXPECT_TRUE(msg["content"].is_null()) << r.text;
+    ASSERT_EQ(msg["tool_calls"].size(), 1u) << r.text;
+    const Json& call = msg["tool_calls"][0];
+    EXPECT_EQ(call["type"], "function");
+    EXPECT_EQ(call["id"].get<std::string>().rfind("call_", 0), 0u);
+    const std::string name = call["function"]["name"];
+    const Json args = Json::parse(call["function"]["arguments"].get<std::string>(), nullptr, false);
+    if (choice.is_object()) EXPECT_EQ(name, "get_weather");
+    if (name == "get_weather") {
+      EXPECT_TRUE(args == Json({{"unit", "c"}}) || args == Json({{"unit", "f"}})) << r.text;
+    } else {
+      EXPECT_EQ(name, "ping");
+      EXPECT_EQ(args, Json::object()) << r.text;
+    }
+    Sse sse = parse_sse(post(*s, "/v1/chat/completions", chat("Once upon a time", 200, {{"tools", tools}, {"tool_choice", choice}, {"stream", true}})).text);
+    ASSERT_TRUE(sse.done);
+    Json streamed = Json::array();
+    for (const auto& e : sse.events)
+      for (const auto& c : e["choices"][0]["delta"].value("tool_calls", Json::array())) streamed.push_back(c);
+    ASSERT_EQ(streamed.size(), 1u) << sse.events.size();
+    EXPECT_EQ(streamed[0]["index"], 0);
+    EXPECT_EQ(streamed[0]["function"]["name"], name);
+    EXPECT_EQ(streamed[0]["function"]["arguments"], call["function"]["arguments"]);
+    EXPECT_EQ(sse.events.back()["choices"][0]["finish_reason"], "tool_calls");
+  }
+}
+
 TEST(Api, Logprobs) {
   ZINC_REQUIRE_TEST_DATA();
   auto s = TestServer::start();

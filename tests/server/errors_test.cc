@@ -50,8 +50,15 @@ TEST(Errors, MalformedRequestsAre400) {
                "tools");
   expect_error(post(*s, chat, with(hi(), "tools", Json::array({{{"type", "function"}, {"function", {{"name", "f"}, {"parameters", 1}}}}}))),
                400, "", "tools");
-  expect_error(post(*s, chat, with(hi(), "tool_choice", "required")), 400, "", "tool_choice");
-  expect_error(post(*s, chat, with(hi(), "tool_choice", {{"type", "function"}, {"function", {{"name", "f"}}}})), 400, "", "tool_choice");
+  expect_error(post(*s, chat, with(hi(), "tool_choice", "required")), 400, "", "tool_choice");  // no tools
+  const Json f_tool = Json::array({{{"type", "function"}, {"function", {{"name", "f"}}}}});
+  expect_error(post(*s, chat, with(with(hi(), "tools", f_tool), "tool_choice", {{"type", "function"}, {"function", {{"name", "g"}}}})),
+               400, "", "tool_choice");  // not a tool
+  expect_error(post(*s, chat, with(with(hi(), "tools", f_tool), "tool_choice", {{"type", "function"}})), 400, "", "tool_choice");
+  expect_error(post(*s, chat, with(with(with(hi(), "tools", f_tool), "tool_choice", "required"), "response_format", {{"type", "json_object"}})),
+               400, "", "tool_choice");
+  // stories260K's template (ChatML) shows no tool-call format to hold generation to.
+  expect_error(post(*s, chat, with(with(hi(), "tools", f_tool), "tool_choice", "required")), 400, "", "tool_choice");
   expect_error(post(*s, chat, with(hi(), "tool_choice", 5)), 400, "", "tool_choice");
   expect_error(post(*s, chat, with(hi(), "parallel_tool_calls", "yes")), 400, "", "parallel_tool_calls");
   expect_error(post(*s, chat, with(hi(), "response_format", "json_object")), 400, "", "response_format");
