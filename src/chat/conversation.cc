@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "chat/text.h"
 #include "gguf/file.h"
 #include "tokenizer/tokenizer.h"
 
@@ -105,16 +106,6 @@ bool prompt_opens_reasoning(std::string_view prompt) {
   return close == std::string_view::npos || close < open;
 }
 
-namespace {
-
-// Length of the longest tail of `text` that is a proper prefix of `tag`.
-size_t partial_tail(std::string_view text, std::string_view tag) {
-  for (size_t n = std::min(text.size(), tag.size() - 1); n > 0; --n)
-    if (text.substr(text.size() - n) == tag.substr(0, n)) return n;
-  return 0;
-}
-
-}  // namespace
 
 void ReasoningSplitter::emit(std::string_view text, Delta& d) {
   if (skip_ws_) {
@@ -139,7 +130,7 @@ ReasoningSplitter::Delta ReasoningSplitter::push(std::string_view text) {
     skip_ws_ = true;
   }
   const std::string_view tag = in_reasoning_ ? "</think>" : "<think>";
-  const size_t hold = partial_tail(pending_, tag);
+  const size_t hold = text::partial_tail(pending_, tag);
   emit(std::string_view(pending_).substr(0, pending_.size() - hold), d);
   pending_.erase(0, pending_.size() - hold);
   return d;
@@ -174,7 +165,7 @@ std::string StopMatcher::push(std::string_view text) {
     return out;
   }
   size_t hold = 0;
-  for (const auto& s : stops_) hold = std::max(hold, partial_tail(pending_, s));
+  for (const auto& s : stops_) hold = std::max(hold, text::partial_tail(pending_, s));
   std::string out = pending_.substr(0, pending_.size() - hold);
   pending_.erase(0, pending_.size() - hold);
   return out;

@@ -433,4 +433,10 @@ std::string html_escape(std::string_view s) {
   return out;
 }
 
+size_t partial_tail(std::string_view s, std::string_view tag) {
+  for (size_t n = std::min(s.size(), tag.size() - 1); n > 0; --n)
+    if (s.substr(s.size() - n) == tag.substr(0, n)) return n;
+  return 0;
+}
+
 }  // namespace zinc::chat::text

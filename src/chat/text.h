@@ -46,6 +46,10 @@ std::string replace(std::string_view s, std::string_view old_text, std::string_v
 // space on the left when width is odd). Fails past 64 MiB.
 std::string pad(const std::string& s, int64_t width, char align, const std::string& fill);
 
+// Length of the longest tail of `s` that is a proper prefix of `tag`: what a streaming filter
+// holds back, since the next text may complete the tag.
+size_t partial_tail(std::string_view s, std::string_view tag);
+
 std::string float_repr(double d);  // repr(float): shortest round-trip digits, Python's layout
 std::string html_escape(std::string_view s);  // markupsafe.escape: & < > " '
 

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "chat/text.h"
+#include "core/json_depth.h"
+
 namespace zinc::chat {
 
 namespace {
@@ -20,35 +23,9 @@ std::string_view trim(std::string_view s) {
   return s.substr(a, s.find_last_not_of(kSpace) - a + 1);
 }
 
-// Length of the longest tail of `text` that is a proper prefix of `tag`.
-size_t partial_tail(std::string_view text, std::string_view tag) {
-  for (size_t n = std::min(text.size(), tag.size() - 1); n > 0; --n)
-    if (text.substr(text.size() - n) == tag.substr(0, n)) return n;
-  return 0;
-}
-
-bool shallow(std::string_view text) {
-  int depth = 0;
-  bool in_string = false, escaped = false;
-  for (char c : text) {
-    if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      if (++depth > kMaxDepth) return false;
-    } else if (c == '}' || c == ']') {
-      --depth;
-    }
-  }
-  return true;
-}
-
 // JSON text → value; discarded when it does not parse (or nests too deep).
 Json parse_json(std::string_view text) {
-  if (!shallow(text)) return Json(Json::value_t::discarded);
+  if (json_depth(text) > kMaxDepth) return Json(Json::value_t::discarded);
   return Json::parse(text, nullptr, /*allow_exceptions=*/false);
 }
 
@@ -95,15 +72,12 @@ ToolCallParser::ToolCallParser(ToolCallSyntax syntax, Json tools)
              : syntax == ToolCallSyntax::kNone ? State::kPassThrough
                                                : State::kOutside) {}
 
-void ToolCallParser::emit_content(std::string_view text, Delta& d, bool final) {
+void ToolCallParser::emit_content(std::string_view text, Delta& d) {
   std::string s = held_space_ + std::string(text);
-  held_space_.clear();
-  if (!final) {  // trailing whitespace waits: it is dropped if a call follows
-    const size_t last = s.find_last_not_of(kSpace);
-    const size_t keep = last == std::string::npos ? 0 : last + 1;
-    held_space_ = s.substr(keep);
-    s.resize(keep);
-  }
+  const size_t last = s.find_last_not_of(kSpace);  // trailing whitespace waits: it is dropped if a call follows
+  const size_t keep = last == std::string::npos ? 0 : last + 1;
+  held_space_ = s.substr(keep);
+  s.resize(keep);
   d.content += s;
 }
 
@@ -113,18 +87,18 @@ ToolCallParser::Delta ToolCallParser::push(std::string_view text) {
   for (;;) {
     switch (state_) {
       case State::kPassThrough:
-        emit_content(pending_, d, false);
+        emit_content(pending_, d);
         pending_.clear();
         return d;
       case State::kOutside: {
         const size_t at = pending_.find(kOpen);
         if (at == std::string::npos) {
-          const size_t hold = partial_tail(pending_, kOpen);
-          emit_content(std::string_view(pending_).substr(0, pending_.size() - hold), d, false);
+          const size_t hold = text::partial_tail(pending_, kOpen);
+          emit_content(std::string_view(pending_).substr(0, pending_.size() - hold), d);
           pending_.erase(0, pending_.size() - hold);
           return d;
         }
-        emit_content(std::string_view(pending_).substr(0, at), d, false);
+        emit_content(std::string_view(pending_).substr(0, at), d);
         space_before_call_ = std::move(held_space_);
         held_space_.clear();
         pending_.erase(0, at + kOpen.size());
@@ -163,7 +137,7 @@ void ToolCallParser::finish_call(const std::string& body, bool closed, Delta& d)
   }
   held_space_ = std::move(space_before_call_);  // not a call: the text stays as it came
   space_before_call_.clear();
-  emit_content(std::string(kOpen) + body + (closed ? std::string(kClose) : std::string()), d, false);
+  emit_content(std::string(kOpen) + body + (closed ? std::string(kClose) : std::string()), d);
 }
 
 ToolCallParser::Delta ToolCallParser::flush() {
@@ -182,7 +156,7 @@ ToolCallParser::Delta ToolCallParser::flush() {
       break;
     case State::kOutside:
     case State::kPassThrough:
-      emit_content(pending_, d, false);
+      emit_content(pending_, d);
       break;
   }
   pending_.clear();

@@ -39,7 +39,7 @@ class ToolCallParser {
 
  private:
   enum class State { kOutside, kInside, kUndecided, kCapture, kPassThrough };
-  void emit_content(std::string_view text, Delta& d, bool final);
+  void emit_content(std::string_view text, Delta& d);
   void finish_call(const std::string& body, bool closed, Delta& d);
   std::vector<ToolCall> parse_llama3(std::string_view text) const;
   bool parse_hermes(std::string_view body, ToolCall* out) const;

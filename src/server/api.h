@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/json_depth.h"
 #include "engine/json_schema.h"
 #include "engine/sampler.h"
 
@@ -28,9 +29,7 @@ Json error_json(const ApiError& e);
 // JSON text with invalid UTF-8 replaced (model output is checked, but never trusted to crash us).
 std::string dump(const Json& j);
 
-// The deepest nesting of arrays and objects in JSON text (strings skipped), checked before
-// parsing: deep values are copied and printed recursively, so they are refused up front.
-int json_depth(std::string_view text);
+// How deep a request body may nest (zinc::json_depth, checked before parsing).
 constexpr int kMaxJsonDepth = 128;
 
 // Fields shared by /v1/chat/completions and /v1/completions.

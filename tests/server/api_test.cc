@@ -317,7 +317,9 @@ TEST(Api, ForcedToolCalls) {
     EXPECT_EQ(call["id"].get<std::string>().rfind("call_", 0), 0u);
     const std::string name = call["function"]["name"];
     const Json args = Json::parse(call["function"]["arguments"].get<std::string>(), nullptr, false);
-    if (choice.is_object()) EXPECT_EQ(name, "get_weather");
+    if (choice.is_object()) {
+      EXPECT_EQ(name, "get_weather");
+    }
     if (name == "get_weather") {
       EXPECT_TRUE(args == Json({{"unit", "c"}}) || args == Json({{"unit", "f"}})) << r.text;
     } else {
