@@ -1,5 +1,5 @@
 // The lexing the JSON recognisers share (JsonPrefix, SchemaPrefix): numbers and string bodies
-// byte by byte (RFC 8259), and the whitespace allowed between tokens, as llama.cpp's JSON grammar
+// (UTF-8 checked) byte by byte (RFC 8259), and the whitespace allowed between tokens, as llama.cpp's JSON grammar
 // allows it: one space, or a newline and up to kMaxIndent spaces or tabs.
 #pragma once
 
@@ -66,14 +66,58 @@ class Number {
     return Step::kFail;
   }
 
+  bool operator==(const Number&) const = default;
+
  private:
   enum : uint8_t { kMinus, kZero, kInt, kDot, kFrac, kExp, kExpSign, kExpDigits } state_ = kInt;
 };
 
+// UTF-8 (RFC 3629: no overlong forms, surrogates or code points past U+10FFFF) byte by byte.
+class Utf8 {
+ public:
+  bool between() const { return due_ == 0; }  // not inside a multi-byte sequence
+  bool step(uint8_t c) {
+    if (due_ > 0) {
+      if (c < lo_ || c > hi_) return false;
+      --due_;
+      lo_ = 0x80;
+      hi_ = 0xBF;
+      return true;
+    }
+    if (c < 0x80) return true;
+    lo_ = 0x80;
+    hi_ = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) due_ = 1;
+    else if (c >= 0xE0 && c <= 0xEF) due_ = 2;
+    else if (c >= 0xF0 && c <= 0xF4) due_ = 3;
+    else return false;
+    if (c == 0xE0) lo_ = 0xA0;
+    else if (c == 0xED) hi_ = 0x9F;
+    else if (c == 0xF0) lo_ = 0x90;
+    else if (c == 0xF4) hi_ = 0x8F;
+    return true;
+  }
+  bool operator==(const Utf8&) const = default;
+
+ private:
+  uint8_t due_ = 0;  // continuation bytes still to come
+  uint8_t lo_ = 0x80, hi_ = 0xBF;  // the next one's range
+};
+
+// Whether `text` can follow whole UTF-8 sequences: valid UTF-8, the last sequence perhaps unfinished.
+inline bool utf8_continues(std::string_view text) {
+  Utf8 u;
+  for (char c : text)
+    if (!u.step(uint8_t(c))) return false;
+  return true;
+}
+
 // A string's body after its opening quote, up to and with its closing quote.
 class StringBody {
  public:
-  bool free() const { return hex_ == 0 && !escape_; }  // no escape begun: any plain byte may come
+  // No escape or multi-byte sequence begun: any text without quotes, backslashes and control
+  // bytes for which utf8_continues may come.
+  bool free() const { return hex_ == 0 && !escape_ && utf8_.between(); }
   Step step(uint8_t c) {
     if (hex_ > 0) {
       if (!is_hex(c)) return Step::kFail;
@@ -86,15 +130,18 @@ class StringBody {
       else if (std::string_view("\"\\/bfnrt").find(char(c)) == std::string_view::npos) return Step::kFail;
       return Step::kTaken;
     }
+    if (!utf8_.between()) return utf8_.step(c) ? Step::kTaken : Step::kFail;
     if (c == '"') return Step::kEnded;
     if (c == '\\') escape_ = true;
-    else if (c < 0x20) return Step::kFail;
+    else if (c < 0x20 || !utf8_.step(c)) return Step::kFail;
     return Step::kTaken;
   }
+  bool operator==(const StringBody&) const = default;
 
  private:
   uint8_t hex_ = 0;  // \u digits still due
   bool escape_ = false;
+  Utf8 utf8_;
 };
 
 // Whitespace between two tokens; reset() at every other byte.
@@ -114,6 +161,7 @@ class Spacing {
     return true;
   }
   void reset() { mode_ = kNone; }
+  bool operator==(const Spacing&) const = default;
 
  private:
   enum : uint8_t { kNone, kOne, kNewline } mode_ = kNone;

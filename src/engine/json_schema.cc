@@ -1,6 +1,8 @@
 #include "engine/json_schema.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <set>
 
 namespace zinc::engine {
@@ -9,10 +11,14 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-const std::set<std::string> kAnnotations = {"title", "description", "default", "examples", "$schema", "$id", "$comment", "strict"};
+const std::set<std::string> kAnnotations = {"title", "description", "default", "examples", "$schema", "$id",
+                                            "$comment", "strict", "$defs", "definitions"};
 const std::set<std::string> kKeywords = {"type", "enum", "const", "properties", "required", "additionalProperties",
-                                         "items", "minItems", "maxItems"};
-
+                                         "items", "minItems", "maxItems", "minLength", "maxLength", "anyOf", "oneOf",
+                                         "allOf", "$ref"};
+constexpr const char* kSubset =
+    "type, enum, const, properties, required, items, minItems, maxItems, minLength, maxLength, anyOf, oneOf, "
+    "allOf of one schema and $ref";
 
 Result<uint32_t> count_of(const Json& s, const char* key, uint32_t absent, const std::string& where) {
   auto it = s.find(key);
@@ -22,21 +28,35 @@ Result<uint32_t> count_of(const Json& s, const char* key, uint32_t absent, const
   return uint32_t(it->get<uint64_t>());
 }
 
+// The first keyword of `s` other than `keyword` and the annotations, or "".
+std::string beside(const Json& s, const std::string& keyword) {
+  for (const auto& [key, value] : s.items())
+    if (key != keyword && !kAnnotations.count(key)) return key;
+  return "";
+}
+
 }  // namespace
+
+struct JsonSchema::Refs {
+  const Json* root = nullptr;       // the document "#" names
+  std::map<std::string, int> made;  // each $ref followed, and its node
+  std::set<int> pending;            // nodes of $refs still being made
+};
 
 Result<std::shared_ptr<const JsonSchema>> JsonSchema::compile(const Json& schema) {
   auto s = std::make_shared<JsonSchema>();
-  if (!schema.is_object() || schema.value("type", Json()) != "object")
+  Refs refs{&schema, {}, {}};
+  ZINC_ASSIGN_OR_RETURN(s->root_, s->add(schema, 0, "schema", refs));
+  if (s->nodes_[size_t(s->root_)].kind != Kind::kObject)
     return error("the schema's top level must be {\"type\": \"object\", ...}");
-  ZINC_ASSIGN_OR_RETURN(int root, s->add(schema, 0, "schema"));
-  (void)root;  // 0
+  ZINC_RETURN_IF_ERROR(s->check_unions());
   return std::shared_ptr<const JsonSchema>(std::move(s));
 }
 
 Result<std::shared_ptr<const JsonSchema>> JsonSchema::compile_call(const std::vector<Tool>& tools, const std::string& args_key) {
   if (tools.empty() || tools.size() > size_t(kMaxChoices)) return error("a call needs 1 to %d tools", kMaxChoices);
   auto s = std::make_shared<JsonSchema>();
-  s->nodes_.emplace_back();  // the call object, filled in below
+  s->root_ = s->reserve();  // the call object, filled in below
   Node call;
   call.kind = Kind::kObject;
   Node names;
@@ -47,28 +67,61 @@ Result<std::shared_ptr<const JsonSchema>> JsonSchema::compile_call(const std::ve
   for (const Tool& t : tools) {
     names.literals.push_back(Json(t.name).dump());
     const Json params = t.parameters.is_null() ? Json{{"type", "object"}} : t.parameters;
-    if (!params.is_object() || params.value("type", Json()) != "object")
+    const std::string where = "tool '" + t.name + "' parameters";
+    Refs refs{&params, {}, {}};
+    ZINC_ASSIGN_OR_RETURN(int node, s->add(params, 1, where, refs));
+    if (s->nodes_[size_t(node)].kind != Kind::kObject)
       return error("tool '%s': its parameters must be {\"type\": \"object\", ...}", t.name.c_str());
-    ZINC_ASSIGN_OR_RETURN(int node, s->add(params, 1, "tool '" + t.name + "' parameters"));
     args.by_choice.push_back(node);
   }
   s->nodes_.push_back(std::move(names));
   call.properties.push_back(Property{Json("name").dump(), int(s->nodes_.size()) - 1, true, {}});
   call.properties.push_back(std::move(args));
-  s->nodes_[0] = std::move(call);
+  s->nodes_[size_t(s->root_)] = std::move(call);
+  ZINC_RETURN_IF_ERROR(s->check_unions());
   return std::shared_ptr<const JsonSchema>(std::move(s));
 }
 
-Result<int> JsonSchema::add(const Json& s, int depth, const std::string& where) {
+int JsonSchema::reserve() {
+  nodes_.emplace_back();
+  return int(nodes_.size()) - 1;
+}
+
+Result<int> JsonSchema::add(const Json& s, int depth, const std::string& where, Refs& refs) {
   if (!s.is_object()) return error("%s must be a schema object", where.c_str());
   if (depth > kMaxDepth) return error("%s: schemas nest at most %d objects and arrays deep", where.c_str(), kMaxDepth);
   if (int(nodes_.size()) >= kMaxNodes) return error("the schema has more than %d parts", kMaxNodes);
   for (const auto& [key, value] : s.items())
     if (!kKeywords.count(key) && !kAnnotations.count(key))
-      return error("%s: '%s' is not supported (zinc holds output to type, enum, const, properties, required, items, "
-                   "minItems and maxItems)", where.c_str(), key.c_str());
-  const int index = int(nodes_.size());
-  nodes_.emplace_back();
+      return error("%s: '%s' is not supported (zinc holds output to %s)", where.c_str(), key.c_str(), kSubset);
+  // The keywords that stand for a whole schema.
+  for (const std::string keyword : {"$ref", "allOf", "anyOf", "oneOf"}) {
+    auto it = s.find(keyword);
+    if (it == s.end()) continue;
+    if (const std::string other = beside(s, keyword); !other.empty())
+      return error("%s: '%s' beside '%s' is not supported", where.c_str(), other.c_str(), keyword.c_str());
+    if (keyword == "$ref") {
+      if (!it->is_string() || it->get<std::string>().empty()) return error("%s.$ref must be a reference", where.c_str());
+      return add_ref(it->get<std::string>(), depth, where, refs);
+    }
+    if (!it->is_array() || it->empty() || it->size() > size_t(kMaxChoices))
+      return error("%s.%s must be an array of 1 to %d schemas", where.c_str(), keyword.c_str(), kMaxChoices);
+    if (keyword == "allOf" && it->size() != 1) return error("%s: allOf of more than one schema is not supported", where.c_str());
+    return add_union(*it, depth, where + "." + keyword, refs);
+  }
+  Json type = s.value("type", Json());
+  if (type.is_array() && type.size() == 1) type = type[0];
+  if (type.is_array() && !(type.size() == 2 && type[1] == "null" && type[0].is_string() && type[0] != "null")) {
+    Json alternatives = Json::array();  // one schema a type, with the same other keywords
+    for (const auto& t : type) {
+      if (!t.is_string()) return error("%s.type must name types", where.c_str());
+      Json alt = s;
+      alt["type"] = t;
+      alternatives.push_back(std::move(alt));
+    }
+    return add_union(alternatives, depth, where + ".type", refs);
+  }
+  const int index = reserve();
   Node n;
   auto literals_of = [&](const Json& values) -> Status {
     if (values.empty() || values.size() > size_t(kMaxChoices))
@@ -87,17 +140,19 @@ Result<int> JsonSchema::add(const Json& s, int depth, const std::string& where) 
     if (!e->is_array()) return error("%s.enum must be an array", where.c_str());
     ZINC_RETURN_IF_ERROR(literals_of(*e));
   } else {
-    Json type = s.value("type", Json());
-    if (type.is_array() && type.size() == 2 && type[1] == "null" && type[0].is_string() && type[0] != "null") {
+    if (type.is_array()) {  // [T, "null"]
       n.nullable = true;
       type = type[0];
     }
     if (!type.is_string())
-      return error("%s needs a 'type' (one of string, number, integer, boolean, null, object, array, or [type, \"null\"]), "
-                   "an 'enum' or a 'const'", where.c_str());
+      return error("%s needs a 'type' (string, number, integer, boolean, null, object, array, or an array of them), "
+                   "an 'enum', a 'const', an 'anyOf' or a '$ref'", where.c_str());
     const std::string t = type.get<std::string>();
     if (t == "string") {
       n.kind = Kind::kString;
+      ZINC_ASSIGN_OR_RETURN(n.min, count_of(s, "minLength", 0, where));
+      ZINC_ASSIGN_OR_RETURN(n.max, count_of(s, "maxLength", UINT32_MAX, where));
+      if (n.min > n.max) return error("%s: minLength is above maxLength", where.c_str());
     } else if (t == "number") {
       n.kind = Kind::kNumber;
     } else if (t == "integer") {
@@ -123,17 +178,17 @@ Result<int> JsonSchema::add(const Json& s, int depth, const std::string& where) 
         p.key = Json(name).dump();
         if (p.key.size() > size_t(kMaxText)) return error("%s: a property name is longer than %d bytes", where.c_str(), kMaxText);
         p.required = std::find(required.begin(), required.end(), Json(name)) != required.end();
-        ZINC_ASSIGN_OR_RETURN(p.node, add(sub, depth + 1, where + ".properties." + name));
+        ZINC_ASSIGN_OR_RETURN(p.node, add(sub, depth + 1, where + ".properties." + name, refs));
         n.properties.push_back(std::move(p));
       }
     } else if (t == "array") {
       n.kind = Kind::kArray;
       auto items = s.find("items");
       if (items == s.end()) return error("%s: arrays need 'items'", where.c_str());
-      ZINC_ASSIGN_OR_RETURN(n.items, add(*items, depth + 1, where + ".items"));
-      ZINC_ASSIGN_OR_RETURN(n.min_items, count_of(s, "minItems", 0, where));
-      ZINC_ASSIGN_OR_RETURN(n.max_items, count_of(s, "maxItems", UINT32_MAX, where));
-      if (n.min_items > n.max_items) return error("%s: minItems is above maxItems", where.c_str());
+      ZINC_ASSIGN_OR_RETURN(n.items, add(*items, depth + 1, where + ".items", refs));
+      ZINC_ASSIGN_OR_RETURN(n.min, count_of(s, "minItems", 0, where));
+      ZINC_ASSIGN_OR_RETURN(n.max, count_of(s, "maxItems", UINT32_MAX, where));
+      if (n.min > n.max) return error("%s: minItems is above maxItems", where.c_str());
     } else {
       return error("%s: type '%s' is not one of string, number, integer, boolean, null, object, array", where.c_str(), t.c_str());
     }
@@ -142,10 +197,107 @@ Result<int> JsonSchema::add(const Json& s, int depth, const std::string& where) 
   return index;
 }
 
-SchemaPrefix::SchemaPrefix(const JsonSchema* schema) : schema_(schema) { push(0); }
+Result<int> JsonSchema::add_ref(const std::string& ref, int depth, const std::string& where, Refs& refs) {
+  if (auto it = refs.made.find(ref); it != refs.made.end()) return it->second;
+  if (ref[0] != '#') return error("%s: $ref '%s' is outside the schema (only '#...' references are followed)", where.c_str(), ref.c_str());
+  const Json* target = nullptr;
+  try {
+    target = &refs.root->at(Json::json_pointer(ref.substr(1)));
+  } catch (const Json::exception&) {
+  }
+  if (!target) return error("%s: $ref '%s' names nothing in the schema", where.c_str(), ref.c_str());
+  if (int(nodes_.size()) >= kMaxNodes) return error("the schema has more than %d parts", kMaxNodes);
+  const int index = reserve();
+  refs.made[ref] = index;
+  refs.pending.insert(index);
+  ZINC_ASSIGN_OR_RETURN(int body, add(*target, depth, where + " ($ref " + ref + ")", refs));
+  if (refs.pending.count(body)) return error("%s: $ref '%s' comes back to itself with nothing between", where.c_str(), ref.c_str());
+  nodes_[size_t(index)] = nodes_[size_t(body)];
+  refs.pending.erase(index);
+  return index;
+}
 
-SchemaPrefix& SchemaPrefix::operator=(const SchemaPrefix& o) {
-  schema_ = o.schema_;
+Result<int> JsonSchema::add_union(const Json& alternatives, int depth, const std::string& where, Refs& refs) {
+  if (alternatives.size() == 1) return add(alternatives[0], depth, where + "[0]", refs);
+  const int index = reserve();
+  Node n;
+  n.kind = Kind::kUnion;
+  for (size_t i = 0; i < alternatives.size(); ++i) {
+    ZINC_ASSIGN_OR_RETURN(int a, add(alternatives[i], depth, where + "[" + std::to_string(i) + "]", refs));
+    n.alternatives.push_back(a);
+  }
+  nodes_[size_t(index)] = std::move(n);
+  return index;
+}
+
+// A union whose alternatives lead back to it through unions only would never read a byte.
+Status JsonSchema::check_unions() const {
+  std::vector<uint8_t> mark(nodes_.size(), 0);  // 1: being walked, 2: done
+  std::function<bool(int)> cycle = [&](int i) {
+    if (nodes_[size_t(i)].kind != Kind::kUnion || mark[size_t(i)] == 2) return false;
+    if (mark[size_t(i)] == 1) return true;
+    mark[size_t(i)] = 1;
+    for (int a : nodes_[size_t(i)].alternatives)
+      if (cycle(a)) return true;
+    mark[size_t(i)] = 2;
+    return false;
+  };
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    if (cycle(int(i))) return error("an anyOf of the schema contains itself with no object or array between");
+  return ok_status();
+}
+
+SchemaPrefix::SchemaPrefix(const JsonSchema* schema) : schema_(schema), paths_(1) { paths_[0].push(schema->root()); }
+
+bool SchemaPrefix::feed(uint8_t c) {
+  size_t kept = 0;
+  for (size_t i = 0; i < paths_.size(); ++i) {  // paths forked by feed_path join the end, c still to read
+    if (!feed_path(i, c)) continue;
+    if (kept != i) paths_[kept] = paths_[i];
+    ++kept;
+  }
+  paths_.resize(kept);
+  if (kept > 1) merge_equal_paths();
+  return kept > 0;
+}
+
+bool SchemaPrefix::feed_path(size_t i, uint8_t c) {
+  const JsonSchema& schema = *schema_;
+  for (int guard = 0; guard < 2 * kMaxFrames + JsonSchema::kMaxNodes; ++guard) {
+    if (paths_[i].at_union(schema, c)) {  // one path an alternative
+      const std::vector<int>& alternatives = schema.node(paths_[i].top().node).alternatives;
+      for (size_t k = 1; k < alternatives.size() && paths_.size() < kMaxPaths; ++k) {
+        paths_.push_back(paths_[i]);
+        paths_.back().top().node = uint16_t(alternatives[k]);
+      }
+      paths_[i].top().node = uint16_t(alternatives[0]);
+      continue;
+    }
+    const Step s = paths_[i].step(schema, c);
+    if (s != Step::kAgain) return s == Step::kOk;
+  }
+  return false;
+}
+
+void SchemaPrefix::merge_equal_paths() {
+  size_t kept = 0;
+  for (size_t i = 0; i < paths_.size(); ++i) {
+    if (std::find(paths_.begin(), paths_.begin() + kept, paths_[i]) != paths_.begin() + kept) continue;
+    if (kept != i) paths_[kept] = paths_[i];
+    ++kept;
+  }
+  paths_.resize(kept);
+}
+
+bool SchemaPrefix::complete() const {
+  return std::any_of(paths_.begin(), paths_.end(), [](const Path& p) { return p.done(); });
+}
+
+bool SchemaPrefix::in_free_string() const {
+  return !paths_.empty() && std::all_of(paths_.begin(), paths_.end(), [&](const Path& p) { return p.in_free_string(*schema_); });
+}
+
+SchemaPrefix::Path& SchemaPrefix::Path::operator=(const Path& o) {
   depth_ = o.depth_;
   done_ = o.done_;
   space_ = o.space_;
@@ -153,19 +305,34 @@ SchemaPrefix& SchemaPrefix::operator=(const SchemaPrefix& o) {
   return *this;
 }
 
-void SchemaPrefix::push(int node) {
+bool SchemaPrefix::Path::operator==(const Path& o) const {
+  return depth_ == o.depth_ && done_ == o.done_ && space_ == o.space_ &&
+         std::equal(frames_.begin(), frames_.begin() + depth_, o.frames_.begin());
+}
+
+bool SchemaPrefix::Path::push(int node) {
+  if (depth_ == kMaxFrames) return false;
   Frame& f = frames_[depth_++];
   f = Frame();
   f.node = uint16_t(node);
+  return true;
 }
 
-bool SchemaPrefix::in_free_string() const {
-  return depth_ > 0 && frames_[depth_ - 1].phase == Phase::kString && frames_[depth_ - 1].string.free();
+bool SchemaPrefix::Path::at_union(const JsonSchema& schema, uint8_t c) const {
+  if (depth_ == 0) return false;
+  const Frame& f = top();
+  return f.phase == Phase::kStart && schema.node(f.node).kind == JsonSchema::Kind::kUnion &&
+         !(structural(f) && json_lex::is_space(c));
+}
+
+// Plain bytes (no quote, backslash or control byte) of any number may come.
+bool SchemaPrefix::Path::in_free_string(const JsonSchema& schema) const {
+  return depth_ > 0 && top().phase == Phase::kString && top().string.free() && schema.node(top().node).max == UINT32_MAX;
 }
 
 // Where whitespace may come: between the tokens of an object or array, and before a value other
 // than the top one.
-bool SchemaPrefix::structural(const Frame& f) const {
+bool SchemaPrefix::Path::structural(const Frame& f) const {
   switch (f.phase) {
     case Phase::kStart: return depth_ > 1;
     case Phase::kObjOpen: case Phase::kColon: case Phase::kObjNext: case Phase::kObjComma:
@@ -176,25 +343,8 @@ bool SchemaPrefix::structural(const Frame& f) const {
   }
 }
 
-// The properties whose key may come next: from `next` up to the first required one.
-uint64_t SchemaPrefix::allowed_keys(const Frame& f) const {
-  const auto& props = schema_->node(f.node).properties;
-  uint64_t mask = 0;
-  for (size_t i = f.next; i < props.size(); ++i) {
-    mask |= uint64_t(1) << i;
-    if (props[i].required) break;
-  }
-  return mask;
-}
 
-bool SchemaPrefix::required_left(const Frame& f) const {
-  const auto& props = schema_->node(f.node).properties;
-  for (size_t i = f.next; i < props.size(); ++i)
-    if (props[i].required) return true;
-  return false;
-}
-
-SchemaPrefix::Step SchemaPrefix::end_value() {
+SchemaPrefix::Step SchemaPrefix::Path::end_value() {
   const uint8_t choice = frames_[depth_ - 1].choice;
   --depth_;
   if (depth_ == 0) {
@@ -207,8 +357,8 @@ SchemaPrefix::Step SchemaPrefix::end_value() {
   return Step::kOk;
 }
 
-SchemaPrefix::Step SchemaPrefix::start(Frame& f, uint8_t c) {
-  const JsonSchema::Node& n = schema_->node(f.node);
+SchemaPrefix::Step SchemaPrefix::Path::start(const JsonSchema& schema, Frame& f, uint8_t c) {
+  const JsonSchema::Node& n = schema.node(f.node);
   if (n.nullable && c == 'n') {
     f.phase = Phase::kLiteral;
     f.null_literal = true;
@@ -230,7 +380,7 @@ SchemaPrefix::Step SchemaPrefix::start(Frame& f, uint8_t c) {
       f.phase = Phase::kLiteral;
       f.pos = 0;
       f.cand = n.literals.size() >= 64 ? ~uint64_t(0) : (uint64_t(1) << n.literals.size()) - 1;
-      return literal(f, c);
+      return literal(schema, f, c);
     }
     case JsonSchema::Kind::kObject:
       if (c != '{') return Step::kFail;
@@ -242,13 +392,15 @@ SchemaPrefix::Step SchemaPrefix::start(Frame& f, uint8_t c) {
       f.phase = Phase::kArrOpen;
       f.count = 0;
       return Step::kOk;
+    case JsonSchema::Kind::kUnion:
+      return Step::kFail;  // chosen before its first byte (SchemaPrefix::feed_path)
   }
   return Step::kFail;
 }
 
-SchemaPrefix::Step SchemaPrefix::literal(Frame& f, uint8_t c) {
+SchemaPrefix::Step SchemaPrefix::Path::literal(const JsonSchema& schema, Frame& f, uint8_t c) {
   static const std::vector<std::string> kNull = {"null"};
-  const std::vector<std::string>& lits = f.null_literal ? kNull : schema_->node(f.node).literals;
+  const std::vector<std::string>& lits = f.null_literal ? kNull : schema.node(f.node).literals;
   const uint64_t cand = f.null_literal ? 1 : f.cand;
   uint64_t next = 0;
   bool ended = false;  // a candidate is whole before c
@@ -283,22 +435,43 @@ SchemaPrefix::Step SchemaPrefix::literal(Frame& f, uint8_t c) {
   return Step::kOk;
 }
 
-SchemaPrefix::Step SchemaPrefix::step(uint8_t c) {
+// A string's byte; minLength and maxLength count code points, an escape as one.
+SchemaPrefix::Step SchemaPrefix::Path::string(const JsonSchema& schema, Frame& f, uint8_t c) {
+  const JsonSchema::Node& n = schema.node(f.node);
+  const bool new_point = f.string.free() && c != '"';
+  const json_lex::Step s = f.string.step(c);
+  if (s == json_lex::Step::kEnded) return f.count >= n.min ? end_value() : Step::kFail;
+  if (s == json_lex::Step::kFail || (new_point && ++f.count > n.max)) return Step::kFail;
+  return Step::kOk;
+}
+
+SchemaPrefix::Step SchemaPrefix::Path::step(const JsonSchema& schema, uint8_t c) {
   if (done_ || depth_ == 0) return Step::kFail;
-  Frame& f = frames_[depth_ - 1];
+  Frame& f = top();
   if (structural(f)) {
     if (json_lex::is_space(c)) return space_.take(c) ? Step::kOk : Step::kFail;
     space_.reset();
   }
-  const JsonSchema::Node& n = schema_->node(f.node);
+  const JsonSchema::Node& n = schema.node(f.node);
+  // The properties whose key may come next: from `next` up to the first required one.
+  auto allowed_keys = [&] {
+    uint64_t mask = 0;
+    for (size_t i = f.next; i < n.properties.size(); ++i) {
+      mask |= uint64_t(1) << i;
+      if (n.properties[i].required) break;
+    }
+    return mask;
+  };
+  auto required_left = [&] {
+    for (size_t i = f.next; i < n.properties.size(); ++i)
+      if (n.properties[i].required) return true;
+    return false;
+  };
   switch (f.phase) {
     case Phase::kStart:
-      return start(f, c);
-    case Phase::kString: {
-      const json_lex::Step s = f.string.step(c);
-      if (s == json_lex::Step::kEnded) return end_value();
-      return s == json_lex::Step::kTaken ? Step::kOk : Step::kFail;
-    }
+      return start(schema, f, c);
+    case Phase::kString:
+      return string(schema, f, c);
     case Phase::kNumber: {
       const json_lex::Step s = f.number.step(c, n.kind == JsonSchema::Kind::kInteger);
       if (s != json_lex::Step::kEnded) return s == json_lex::Step::kTaken ? Step::kOk : Step::kFail;
@@ -306,12 +479,12 @@ SchemaPrefix::Step SchemaPrefix::step(uint8_t c) {
       return Step::kAgain;
     }
     case Phase::kLiteral:
-      return literal(f, c);
+      return literal(schema, f, c);
     case Phase::kObjOpen:
     case Phase::kObjComma:
-      if (c == '}' && f.phase == Phase::kObjOpen) return required_left(f) ? Step::kFail : end_value();
+      if (c == '}' && f.phase == Phase::kObjOpen) return required_left() ? Step::kFail : end_value();
       if (c != '"') return Step::kFail;
-      f.cand = allowed_keys(f);
+      f.cand = allowed_keys();
       if (f.cand == 0) return Step::kFail;
       f.phase = Phase::kKey;
       f.pos = 1;
@@ -336,25 +509,23 @@ SchemaPrefix::Step SchemaPrefix::step(uint8_t c) {
       f.phase = Phase::kObjValue;
       {
         const JsonSchema::Property& prop = n.properties[f.next - 1];
-        push(prop.by_choice.empty() ? prop.node : prop.by_choice[f.choice]);
+        return push(prop.by_choice.empty() ? prop.node : prop.by_choice[f.choice]) ? Step::kOk : Step::kFail;
       }
-      return Step::kOk;
     case Phase::kObjNext:
-      if (c == '}') return required_left(f) ? Step::kFail : end_value();
-      if (c != ',' || allowed_keys(f) == 0) return Step::kFail;
+      if (c == '}') return required_left() ? Step::kFail : end_value();
+      if (c != ',' || allowed_keys() == 0) return Step::kFail;
       f.phase = Phase::kObjComma;
       return Step::kOk;
     case Phase::kArrOpen:
     case Phase::kArrComma:
-      if (c == ']' && f.phase == Phase::kArrOpen) return n.min_items == 0 ? end_value() : Step::kFail;
-      if (f.count >= n.max_items) return Step::kFail;
+      if (c == ']' && f.phase == Phase::kArrOpen) return n.min == 0 ? end_value() : Step::kFail;
+      if (f.count >= n.max) return Step::kFail;
       ++f.count;
       f.phase = Phase::kArrValue;
-      push(n.items);
-      return Step::kAgain;  // c is the item's first byte
+      return push(n.items) ? Step::kAgain : Step::kFail;  // c is the item's first byte
     case Phase::kArrNext:
-      if (c == ']') return f.count >= n.min_items ? end_value() : Step::kFail;
-      if (c != ',' || f.count >= n.max_items) return Step::kFail;
+      if (c == ']') return f.count >= n.min ? end_value() : Step::kFail;
+      if (c != ',' || f.count >= n.max) return Step::kFail;
       f.phase = Phase::kArrComma;
       return Step::kOk;
     case Phase::kObjValue:
@@ -362,14 +533,6 @@ SchemaPrefix::Step SchemaPrefix::step(uint8_t c) {
       return Step::kFail;  // a child frame is on top while these wait
   }
   return Step::kFail;
-}
-
-bool SchemaPrefix::feed(uint8_t c) {
-  for (int guard = 0; guard < 2 * JsonSchema::kMaxDepth + 4; ++guard) {
-    const Step s = step(c);
-    if (s != Step::kAgain) return s == Step::kOk;
-  }
-  return false;
 }
 
 }  // namespace zinc::engine

@@ -2,14 +2,21 @@
 // recogniser, so that generation can only write a document the schema accepts.
 //
 // The subset is what OpenAI's strict mode asks schemas to use, read the way llama.cpp's
-// json-schema-to-grammar reads it: "type" string, number, integer, boolean, null, object or array,
-// or a pair [T, "null"]; "enum" and "const" (any JSON values, written compactly); object
-// "properties" written in the order listed, those in "required" always, the others optional, and
-// no other keys (additionalProperties is accepted and never used); array "items" with "minItems"
-// and "maxItems". Annotations (title, description, default, examples, $schema, $id, $comment,
-// strict) are ignored. Any other keyword (pattern, format, anyOf, $ref, minimum, ...) is refused
-// by compile(), named in the error, rather than ignored: the output would not be held to it.
-// The top level must be an object (as OpenAI requires). Whitespace between tokens as in JsonPrefix
+// json-schema-to-grammar reads it:
+//   - "type" string, number, integer, boolean, null, object or array, or an array of them;
+//   - "enum" and "const" (any JSON values, written compactly);
+//   - object "properties" written in the order listed, those in "required" always, the others
+//     optional, and no other keys (additionalProperties is accepted and never used);
+//   - array "items" with "minItems" and "maxItems"; string "minLength" and "maxLength" (code
+//     points, an escape counting as one);
+//   - "anyOf" and "oneOf" (read as anyOf: a document matching two alternatives is not refused),
+//     "allOf" of one schema;
+//   - "$ref" to "#" or a JSON pointer into the same document ("#/$defs/Name", "#/definitions/Name"),
+//     recursion included.
+// Annotations (title, description, default, examples, $schema, $id, $comment, strict, $defs,
+// definitions) are ignored. Any other keyword (pattern, format, minimum, ...) is refused by
+// compile(), named in the error, rather than ignored: the output would not be held to it. The top
+// level must be an object (as OpenAI requires). Whitespace between tokens as in JsonPrefix
 // (json_lex::Spacing).
 #pragma once
 
@@ -28,12 +35,12 @@ namespace zinc::engine {
 
 class JsonSchema {
  public:
-  static constexpr int kMaxDepth = 16;       // nested objects and arrays
+  static constexpr int kMaxDepth = 16;       // nested objects and arrays written in the schema
   static constexpr int kMaxNodes = 4096;
-  static constexpr int kMaxChoices = 64;     // properties of an object, values of an enum
+  static constexpr int kMaxChoices = 64;     // properties of an object, values of an enum, alternatives
   static constexpr int kMaxText = 4096;      // bytes of a property name or an enum value
 
-  enum class Kind : uint8_t { kString, kNumber, kInteger, kLiterals, kObject, kArray };
+  enum class Kind : uint8_t { kString, kNumber, kInteger, kLiterals, kObject, kArray, kUnion };
   struct Property {
     std::string key;  // the name as a JSON string, quotes included
     int node = -1;
@@ -48,7 +55,8 @@ class JsonSchema {
     std::vector<std::string> literals;  // kLiterals: each value's compact JSON text
     std::vector<Property> properties;   // kObject
     int items = -1;                     // kArray
-    uint32_t min_items = 0, max_items = UINT32_MAX;
+    uint32_t min = 0, max = UINT32_MAX;  // kArray: items; kString: code points
+    std::vector<int> alternatives;      // kUnion
   };
 
   static Result<std::shared_ptr<const JsonSchema>> compile(const nlohmann::ordered_json& schema);
@@ -59,23 +67,32 @@ class JsonSchema {
   };
   static Result<std::shared_ptr<const JsonSchema>> compile_call(const std::vector<Tool>& tools, const std::string& args_key);
   const Node& node(int i) const { return nodes_[size_t(i)]; }
+  int root() const { return root_; }
 
  private:
-  Result<int> add(const nlohmann::ordered_json& s, int depth, const std::string& where);
+  struct Refs;  // the document $refs resolve in, and the nodes made for them
+  Result<int> add(const nlohmann::ordered_json& s, int depth, const std::string& where, Refs& refs);
+  Result<int> add_ref(const std::string& ref, int depth, const std::string& where, Refs& refs);
+  Result<int> add_union(const nlohmann::ordered_json& alternatives, int depth, const std::string& where, Refs& refs);
+  int reserve();  // a node to fill in once its parts are made
+  Status check_unions() const;
   std::vector<Node> nodes_;
+  int root_ = 0;
 };
 
 // Reads bytes against a compiled schema (which must outlive it); a copyable value for
-// PrefixConstraint.
+// PrefixConstraint. Where an anyOf leaves more than one reading open, each is followed (a path
+// each, at most kMaxPaths; equal paths merge) until the bytes rule all but one out.
 class SchemaPrefix {
  public:
+  static constexpr int kMaxFrames = JsonSchema::kMaxDepth * 2 + 2;  // values open at once
+  static constexpr size_t kMaxPaths = 64;
+
   SchemaPrefix() = default;
   explicit SchemaPrefix(const JsonSchema* schema);
-  SchemaPrefix(const SchemaPrefix& o) { *this = o; }
-  SchemaPrefix& operator=(const SchemaPrefix& o);  // copies the frames in use only
 
   bool feed(uint8_t c);  // false: c cannot continue a document of the schema (the state is then unusable)
-  bool complete() const { return done_; }
+  bool complete() const;
   bool in_free_string() const;
 
  private:
@@ -87,10 +104,10 @@ class SchemaPrefix {
     kObjOpen, kKey, kColon, kObjValue, kObjNext, kObjComma,  // objects
     kArrOpen, kArrValue, kArrNext, kArrComma,           // arrays
   };
-  enum class Step : uint8_t { kFail, kOk, kAgain };  // kAgain: the value ended before c; the parent reads it
+  enum class Step : uint8_t { kFail, kOk, kAgain };  // kAgain: c is not read yet (a value ended before it, or began)
   struct Frame {
     uint64_t cand = 0;   // kKey: properties, kLiteral: literals still possible
-    uint32_t count = 0;  // kArr*: items so far
+    uint32_t count = 0;  // kArr*: items so far; kString: code points so far
     uint16_t node = 0;
     uint16_t pos = 0;    // kKey, kLiteral: bytes matched
     uint16_t next = 0;   // kObj*: the first property not yet passed
@@ -99,22 +116,43 @@ class SchemaPrefix {
     uint8_t choice = 0;         // kLiteral: the value matched; objects: the one their first property took
     json_lex::StringBody string;
     json_lex::Number number;
+    bool operator==(const Frame&) const = default;
+  };
+  // One reading of the bytes so far: the values open, innermost last.
+  class Path {
+   public:
+    Path() = default;
+    Path(const Path& o) { *this = o; }
+    Path& operator=(const Path& o);  // copies the frames in use only
+    bool operator==(const Path& o) const;
+
+    bool push(int node);  // false: too deep
+    Step step(const JsonSchema& schema, uint8_t c);
+    Frame& top() { return frames_[depth_ - 1]; }
+    const Frame& top() const { return frames_[depth_ - 1]; }
+    // The innermost value is an anyOf still to be chosen, and c is not whitespace before it.
+    bool at_union(const JsonSchema& schema, uint8_t c) const;
+    bool in_free_string(const JsonSchema& schema) const;
+    bool done() const { return done_; }
+
+   private:
+    Step start(const JsonSchema& schema, Frame& f, uint8_t c);
+    Step literal(const JsonSchema& schema, Frame& f, uint8_t c);
+    Step string(const JsonSchema& schema, Frame& f, uint8_t c);
+    Step end_value();  // the innermost value is whole: pop it
+    bool structural(const Frame& f) const;
+
+    std::array<Frame, kMaxFrames> frames_{};
+    uint8_t depth_ = 0;
+    bool done_ = false;
+    json_lex::Spacing space_;
   };
 
-  Step step(uint8_t c);
-  Step start(Frame& f, uint8_t c);
-  Step literal(Frame& f, uint8_t c);
-  Step end_value();  // the top value is whole: pop it
-  bool structural(const Frame& f) const;
-  uint64_t allowed_keys(const Frame& f) const;
-  bool required_left(const Frame& f) const;
-  void push(int node);
+  bool feed_path(size_t i, uint8_t c);
+  void merge_equal_paths();
 
   const JsonSchema* schema_ = nullptr;
-  std::array<Frame, JsonSchema::kMaxDepth * 2 + 2> frames_{};
-  uint8_t depth_ = 0;
-  bool done_ = false;
-  json_lex::Spacing space_;
+  std::vector<Path> paths_;
 };
 
 using SchemaConstraint = PrefixConstraint<SchemaPrefix>;

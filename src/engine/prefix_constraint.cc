@@ -2,13 +2,15 @@
 
 #include <algorithm>
 
+#include "engine/json_lex.h"
+
 namespace zinc::engine {
 
 TokenVocab::TokenVocab(std::vector<std::string> token_texts)
     : texts(std::move(token_texts)), plain(texts.size()), order(texts.size()), shared(texts.size()) {
   for (size_t id = 0; id < texts.size(); ++id) {
-    plain[id] = std::all_of(texts[id].begin(), texts[id].end(),
-                            [](char c) { return uint8_t(c) >= 0x20 && c != '"' && c != '\\'; });
+    plain[id] = json_lex::utf8_continues(texts[id]) &&
+                std::all_of(texts[id].begin(), texts[id].end(), [](char c) { return uint8_t(c) >= 0x20 && c != '"' && c != '\\'; });
     longest = std::max(longest, texts[id].size());
   }
   for (size_t i = 0; i < order.size(); ++i) order[i] = int32_t(i);

@@ -3,8 +3,8 @@
 // (SchemaPrefix). The recogniser State is a copyable value with
 //   bool feed(uint8_t c);        // false: c cannot continue (the state is then unusable)
 //   bool complete() const;       // the document is whole: the request ends
-//   bool in_free_string() const; // inside a string that takes any byte but quotes, backslashes
-//                                // and control bytes (tokens of such bytes pass unread)
+//   bool in_free_string() const; // inside a string that takes any text but quotes, backslashes
+//                                // control bytes and broken UTF-8 (TokenVocab::plain tokens pass unread)
 //
 // TokenVocab (every token's text, made once per model and shared) keeps the tokens in byte order
 // with the length of the prefix each shares with the one before; mask() feeds each token from the
@@ -26,7 +26,7 @@ struct TokenVocab {
   // texts[id]: the bytes token id adds to the output ("" for control tokens, never allowed).
   explicit TokenVocab(std::vector<std::string> token_texts);
   std::vector<std::string> texts;
-  std::vector<uint8_t> plain;    // no quote, backslash or control byte
+  std::vector<uint8_t> plain;    // no quote, backslash or control byte; UTF-8 (json_lex::utf8_continues)
   std::vector<int32_t> order;    // ids by text, bytewise
   std::vector<uint32_t> shared;  // bytes order[i]'s text shares with order[i - 1]'s
   size_t longest = 0;
@@ -90,8 +90,8 @@ class PrefixConstraint : public TokenConstraint {
         if (v.plain[id]) {
           allowed_[id] = 1;
         } else {
-          State s = state_;
-          allowed_[id] = feed_all(s, v.texts[id]);
+          states_[0] = state_;
+          allowed_[id] = feed_all(states_[0], v.texts[id]);
         }
       }
     } else {
