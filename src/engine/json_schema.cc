@@ -247,7 +247,7 @@ Status JsonSchema::check_unions() const {
   return ok_status();
 }
 
-SchemaPrefix::SchemaPrefix(const JsonSchema* schema) : schema_(schema), paths_(1) { paths_[0].push(schema->root()); }
+SchemaPrefix::SchemaPrefix(const JsonSchema* schema, int node) : schema_(schema), paths_(1) { paths_[0].push(node); }
 
 bool SchemaPrefix::feed(uint8_t c) {
   size_t kept = 0;
@@ -291,6 +291,14 @@ void SchemaPrefix::merge_equal_paths() {
 
 bool SchemaPrefix::complete() const {
   return std::any_of(paths_.begin(), paths_.end(), [](const Path& p) { return p.done(); });
+}
+
+bool SchemaPrefix::ends() const {
+  return std::any_of(paths_.begin(), paths_.end(), [&](const Path& p) {
+    Path q = p;
+    if (!q.done()) q.step(*schema_, ' ');  // a value whole before a byte that cannot continue it pops
+    return q.done();
+  });
 }
 
 bool SchemaPrefix::in_free_string() const {

@@ -89,10 +89,12 @@ class SchemaPrefix {
   static constexpr size_t kMaxPaths = 64;
 
   SchemaPrefix() = default;
-  explicit SchemaPrefix(const JsonSchema* schema);
+  explicit SchemaPrefix(const JsonSchema* schema) : SchemaPrefix(schema, schema->root()) {}
+  SchemaPrefix(const JsonSchema* schema, int node);  // a value of one node (any type), not a document
 
   bool feed(uint8_t c);  // false: c cannot continue a document of the schema (the state is then unusable)
   bool complete() const;
+  bool ends() const;  // complete, or would be if the text ended here (a number needs what follows to end)
   bool in_free_string() const;
 
  private:

@@ -10,6 +10,7 @@
 #include "chat/tool_calls.h"
 #include "engine/json_constraint.h"
 #include "engine/json_schema.h"
+#include "engine/xml_call.h"
 #include "server/text_pipeline.h"
 
 namespace zinc::server {
@@ -310,7 +311,8 @@ bool run_stream(Job& job, httplib::DataSink& sink) {
 
 namespace {
 
-// A forced call's constraint: the call's JSON inside the markup the model writes calls in.
+// A forced call's constraint: the call's JSON inside the markup the model writes calls in, or
+// Qwen's XML form.
 struct CallForm {
   std::shared_ptr<const engine::JsonSchema> schema;
   std::string before, after;
@@ -318,6 +320,10 @@ struct CallForm {
 
 Result<std::shared_ptr<engine::TokenConstraint>> call_constraint(const GenerationContext& ctx, const GenerationParams& p,
                                                                  const std::vector<int32_t>& eog) {
+  std::vector<engine::JsonSchema::Tool> tools;
+  for (const std::string& name : p.forced_tools)
+    for (const auto& t : p.tools)
+      if (t["function"]["name"] == name) tools.push_back({name, t["function"].value("parameters", Json())});
   auto form = std::make_shared<CallForm>();
   std::string args_key;
   switch (ctx.format.tool_syntax()) {
@@ -329,14 +335,16 @@ Result<std::shared_ptr<engine::TokenConstraint>> call_constraint(const Generatio
     case chat::ToolCallSyntax::kLlama3:
       args_key = "parameters";
       break;
-    default:
+    case chat::ToolCallSyntax::kQwenXml: {
+      ZINC_ASSIGN_OR_RETURN(auto call, engine::XmlCall::compile(tools));
+      return std::shared_ptr<engine::TokenConstraint>(
+          std::make_shared<engine::XmlCallConstraint>(ctx.token_vocab, engine::XmlCallPrefix(call.get()), eog, call));
+    }
+    case chat::ToolCallSyntax::kNone:
       return error("this model's chat template writes tool calls in no format zinc can hold generation to (it can: "
-                   "<tool_call> JSON as Qwen2.5, Qwen3 and Hermes, and Llama 3's JSON answers)");
+                   "<tool_call> JSON as Qwen2.5, Qwen3 and Hermes, Qwen3-Coder's and Qwen3.5's <function=...> form, "
+                   "and Llama 3's JSON answers)");
   }
-  std::vector<engine::JsonSchema::Tool> tools;
-  for (const std::string& name : p.forced_tools)
-    for (const auto& t : p.tools)
-      if (t["function"]["name"] == name) tools.push_back({name, t["function"].value("parameters", Json())});
   ZINC_ASSIGN_OR_RETURN(form->schema, engine::JsonSchema::compile_call(tools, args_key));
   engine::FramedPrefix<engine::SchemaPrefix> start(&form->before, engine::SchemaPrefix(form->schema.get()), &form->after);
   return std::shared_ptr<engine::TokenConstraint>(std::make_shared<engine::CallConstraint>(ctx.token_vocab, start, eog, form));

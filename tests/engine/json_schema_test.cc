@@ -370,7 +370,7 @@ TEST(SchemaPrefix, AgreesWithTheReferenceOnRandomSchemas) {
     if (!defs.empty()) schema["$defs"] = defs;
     auto compiled_schema = JsonSchema::compile(schema);
     if (!compiled_schema.ok()) {  // a $ref or anyOf that comes back to itself before any byte
-      const std::string& why = compiled_schema.status().message();
+      const std::string why = compiled_schema.status().message();
       ASSERT_TRUE(why.find("comes back to itself") != std::string::npos || why.find("contains itself") != std::string::npos)
           << why << "\n" << schema.dump();
       ++loops;

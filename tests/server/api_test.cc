@@ -339,6 +339,43 @@ TEST(Api, ForcedToolCalls) {
   }
 }
 
+// The same with a template whose model writes Qwen's XML calls (Qwen3-Coder, Qwen3.5): string
+// parameters come back as their text, the others as the JSON their schemas ask for.
+TEST(Api, ForcedToolCallsInQwenXml) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto s = TestServer::start({}, "{% if false %}<tool_call><function={% endif %}{% for m in messages %}{{ m.content }}\n{% endfor %}");
+  const Json params = Json::parse(R"({"type": "object", "properties": {
+      "unit": {"type": "string", "enum": ["c", "f"]}, "city": {"type": "string", "maxLength": 6},
+      "days": {"type": "integer", "enum": [1, 2, 3]}, "detail": {"type": "boolean"}}, "required": ["unit", "city"]})");
+  const Json tools = Json::array({{{"type", "function"}, {"function", {{"name", "get_weather"}, {"parameters", params}}}}});
+  const Json choice = {{"type", "function"}, {"function", {{"name", "get_weather"}}}};
+  Reply r = post(*s, "/v1/chat/completions", chat("Once upon a time", 300, {{"tools", tools}, {"tool_choice", choice}}));
+  ASSERT_EQ(r.status, 200) << r.text;
+  EXPECT_EQ(r.body["choices"][0]["finish_reason"], "tool_calls") << r.text;
+  const Json& calls = r.body["choices"][0]["message"]["tool_calls"];
+  ASSERT_EQ(calls.size(), 1u) << r.text;
+  EXPECT_EQ(calls[0]["function"]["name"], "get_weather");
+  const Json args = Json::parse(calls[0]["function"]["arguments"].get<std::string>(), nullptr, false);
+  ASSERT_TRUE(args.is_object()) << r.text;
+  EXPECT_TRUE(args["unit"] == "c" || args["unit"] == "f") << r.text;
+  ASSERT_TRUE(args["city"].is_string()) << r.text;
+  EXPECT_LE(args["city"].get<std::string>().size(), 6u * 4) << r.text;
+  if (args.contains("days")) {
+    EXPECT_TRUE(args["days"] == 1 || args["days"] == 2 || args["days"] == 3) << r.text;
+  }
+  if (args.contains("detail")) {
+    EXPECT_TRUE(args["detail"].is_boolean()) << r.text;
+  }
+  for (const auto& [key, value] : args.items()) EXPECT_TRUE(params["properties"].contains(key)) << key;
+  Sse sse = parse_sse(post(*s, "/v1/chat/completions", chat("Once upon a time", 300, {{"tools", tools}, {"tool_choice", choice}, {"stream", true}})).text);
+  ASSERT_TRUE(sse.done);
+  Json streamed = Json::array();
+  for (const auto& e : sse.events)
+    for (const auto& c : e["choices"][0]["delta"].value("tool_calls", Json::array())) streamed.push_back(c);
+  ASSERT_EQ(streamed.size(), 1u);
+  EXPECT_EQ(streamed[0]["function"]["arguments"], calls[0]["function"]["arguments"]);
+}
+
 TEST(Api, Logprobs) {
   ZINC_REQUIRE_TEST_DATA();
   auto s = TestServer::start();
