@@ -61,7 +61,7 @@ bool Sampler::greedy() const {
   const bool penalties = params_.penalty_last_n != 0 && (params_.repeat_penalty != 1.f ||
                                                          params_.frequency_penalty != 0.f ||
                                                          params_.presence_penalty != 0.f);
-  return params_.temperature <= 0.f && !penalties;
+  return params_.temperature <= 0.f && !penalties && params_.logit_bias.empty();
 }
 
 int32_t Sampler::sample(std::span<const float> logits) {
@@ -69,6 +69,8 @@ int32_t Sampler::sample(std::span<const float> logits) {
   for (int32_t i = 0; i < n_vocab_; ++i) cands_[size_t(i)] = {i, logits[size_t(i)], 0.f};
   n_cands_ = size_t(n_vocab_);
   sorted_ = false;
+  for (const auto& [id, bias] : params_.logit_bias)
+    if (id >= 0 && id < n_vocab_) cands_[size_t(id)].logit += bias;
   apply_penalties();
 
   if (params_.temperature <= 0.f) {  // greedy

@@ -1,4 +1,4 @@
-// Token sampling per model-spec 5: the llama.cpp chain penalties -> top-k -> top-p -> min-p ->
+// Token sampling per model-spec 5: the llama.cpp chain logit bias -> penalties -> top-k -> top-p -> min-p ->
 // temperature -> draw, with temperature applied after the truncation steps. A seed makes the
 // draws reproducible. Buffers are sized once for the vocabulary: sampling allocates nothing.
 #pragma once
@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <random>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace zinc::engine {
@@ -21,6 +22,7 @@ struct SamplerParams {
   float presence_penalty = 0.0f;   // 0: off
   uint32_t seed = 0;
   int32_t min_keep = 1;            // truncation keeps at least this many candidates
+  std::vector<std::pair<int32_t, float>> logit_bias;  // (token, added to its logit) before every other step
 };
 
 struct Candidate {
@@ -35,7 +37,7 @@ class Sampler {
 
   // Picks the next token from one row of logits [n_vocab].
   int32_t sample(std::span<const float> logits);
-  // Whether sample() is the plain argmax of the logits (temperature <= 0, no penalties).
+  // Whether sample() is the plain argmax of the logits (temperature <= 0, no penalties or bias).
   bool greedy() const;
   // Adds a token to the penalty window (prompt tokens too, as llama.cpp does).
   void accept(int32_t token);

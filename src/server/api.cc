@@ -120,6 +120,16 @@ std::optional<ApiError> parse_generation(const Json& body, bool chat, Generation
     ZINC_API_CHECK(integer(body, key, 1, INT32_MAX, &v));
     p.max_tokens = int32_t(v);
   }
+  if (auto it = body.find("logit_bias"); it != body.end() && !it->is_null()) {
+    if (!it->is_object()) return bad("logit_bias", "'logit_bias' must be an object of token ids and biases");
+    for (const auto& [key, bias] : it->items()) {
+      const bool id = !key.empty() && key.size() <= 9 && std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; });
+      if (!id) return bad("logit_bias", "'logit_bias' keys must be token ids, not '" + key + "'");
+      if (!bias.is_number() || !(bias.get<double>() >= -100 && bias.get<double>() <= 100))
+        return bad("logit_bias", "'logit_bias' values must be numbers between -100 and 100");
+      s.logit_bias.emplace_back(int32_t(std::stol(key)), bias.get<float>());
+    }
+  }
   v = 1;
   ZINC_API_CHECK(integer(body, "n", 1, 1 << 30, &v));
   if (v != 1) return bad("n", "only n = 1 is supported");

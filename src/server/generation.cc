@@ -368,6 +368,11 @@ void handle_generation(GenerationContext& ctx, const httplib::Request& req, http
   if (!body.is_object()) return reply_error(res, {400, "the request body must be a JSON object", "invalid_request_error", "", ""});
   GenerationParams p;
   if (auto e = parse_generation(body, chat, &p)) return reply_error(res, *e);
+  const int32_t n_vocab = ctx.tok.vocab().n_tokens();
+  for (const auto& [id, bias] : p.sampling.logit_bias)
+    if (id >= n_vocab)
+      return reply_error(res, {400, "'logit_bias' names token " + std::to_string(id) + ", but the vocabulary has " + std::to_string(n_vocab) + " tokens",
+                               "invalid_request_error", "logit_bias", ""});
   std::vector<int32_t> prompt;
   bool opens_reasoning = false;
   if (auto e = prompt_tokens(ctx, body, chat, p.tools, &prompt, &opens_reasoning)) return reply_error(res, *e);

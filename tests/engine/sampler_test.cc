@@ -37,6 +37,25 @@ TEST(Sampler, GreedyIsArgmaxAfterPenalties) {
   EXPECT_EQ(pen.sample(logits), 2);
 }
 
+// OpenAI's logit_bias: added to the logits before anything else, so -100 bans a token and a
+// bias decides between close ones; a biased greedy sampler is no longer a plain argmax.
+TEST(Sampler, LogitBiasComesFirst) {
+  SamplerParams p = off();
+  p.temperature = 0.f;
+  const std::vector<float> logits{0.1f, 2.f, 1.9f, -1.f, 0.f};
+  p.logit_bias = {{1, -100.f}};
+  Sampler ban(p, 5);
+  EXPECT_FALSE(ban.greedy());
+  EXPECT_EQ(ban.sample(logits), 2);
+  p.logit_bias = {{3, 3.5f}, {99, 50.f}};  // ids past the vocabulary are left alone
+  Sampler lift(p, 5);
+  EXPECT_EQ(lift.sample(logits), 3);
+  SamplerParams t = off();
+  t.logit_bias = {{0, -100.f}, {1, -100.f}, {2, -100.f}, {3, -100.f}};
+  Sampler only(t, 5);
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(only.sample(logits), 4);
+}
+
 TEST(Sampler, PenaltiesFollowTheFormula) {
   SamplerParams p = off();
   p.temperature = 0.f;

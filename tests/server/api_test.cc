@@ -376,6 +376,22 @@ TEST(Api, ForcedToolCallsInQwenXml) {
   EXPECT_EQ(streamed[0]["function"]["arguments"], calls[0]["function"]["arguments"]);
 }
 
+// logit_bias: +100 on one token makes it every token drawn, whatever the sampler settings.
+TEST(Api, LogitBias) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto s = TestServer::start();
+  std::vector<std::string> pieces;
+  for (const char* id : {"300", "301"}) {
+    Reply r = post(*s, "/v1/chat/completions", chat("Once upon a time", 5, {{"logprobs", true}, {"temperature", 1.0}, {"logit_bias", {{id, 100}}}}));
+    ASSERT_EQ(r.status, 200) << r.text;
+    const Json& content = r.body["choices"][0]["logprobs"]["content"];
+    ASSERT_EQ(content.size(), 5u) << r.text;
+    for (const auto& t : content) EXPECT_EQ(t["token"], content[0]["token"]) << r.text;
+    pieces.push_back(content[0]["token"]);
+  }
+  EXPECT_NE(pieces[0], pieces[1]);
+}
+
 TEST(Api, Logprobs) {
   ZINC_REQUIRE_TEST_DATA();
   auto s = TestServer::start();

@@ -36,6 +36,12 @@ TEST(Errors, MalformedRequestsAre400) {
   expect_error(post(*s, chat, with(hi(), "max_tokens", 0)), 400, "", "max_tokens");
   expect_error(post(*s, chat, with(hi(), "max_completion_tokens", -3)), 400, "", "max_completion_tokens");
   expect_error(post(*s, chat, with(hi(), "seed", "x")), 400, "", "seed");
+  expect_error(post(*s, chat, with(hi(), "logit_bias", "x")), 400, "", "logit_bias");
+  expect_error(post(*s, chat, with(hi(), "logit_bias", {{"abc", 1}})), 400, "", "logit_bias");
+  expect_error(post(*s, chat, with(hi(), "logit_bias", {{"-5", 1}})), 400, "", "logit_bias");
+  expect_error(post(*s, chat, with(hi(), "logit_bias", {{"5", 101}})), 400, "", "logit_bias");
+  expect_error(post(*s, chat, with(hi(), "logit_bias", {{"5", "up"}})), 400, "", "logit_bias");
+  expect_error(post(*s, comp, Json{{"prompt", "Hi"}, {"logit_bias", {{"99999999", 1}}}}), 400, "", "logit_bias");
   expect_error(post(*s, chat, with(hi(), "stop", 3)), 400, "", "stop");
   expect_error(post(*s, chat, with(hi(), "stop", Json::array({"a", 1}))), 400, "", "stop");
   expect_error(post(*s, chat, with(hi(), "stream", "yes")), 400, "", "stream");
