@@ -131,8 +131,8 @@ std::optional<ApiError> parse_generation(const Json& body, bool chat, Generation
     }
   }
   v = 1;
-  ZINC_API_CHECK(integer(body, "n", 1, 1 << 30, &v));
-  if (v != 1) return bad("n", "only n = 1 is supported");
+  ZINC_API_CHECK(integer(body, "n", 1, kMaxChoices, &v));
+  p.n = int32_t(v);
   ZINC_API_CHECK(boolean(body, "stream", &p.stream));
   if (auto it = body.find("stream_options"); it != body.end() && !it->is_null()) {
     if (!it->is_object()) return bad("stream_options", "'stream_options' must be an object");

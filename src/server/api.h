@@ -31,6 +31,8 @@ std::string dump(const Json& j);
 
 // How deep a request body may nest (zinc::json_depth, checked before parsing).
 constexpr int kMaxJsonDepth = 128;
+// Choices one request may ask for ('n'; OpenAI's limit).
+constexpr int kMaxChoices = 128;
 
 // Fields shared by /v1/chat/completions and /v1/completions.
 struct GenerationParams {
@@ -38,6 +40,7 @@ struct GenerationParams {
   engine::SamplerParams sampling;
   bool seed_given = false;
   int32_t max_tokens = -1;  // -1: until the context is full
+  int32_t n = 1;            // choices, each generated apart (seed + i)
   std::vector<std::string> stop;
   bool stream = false, include_usage = false;
   int32_t top_logprobs = -1;  // -1: no logprobs

@@ -71,7 +71,7 @@ std::optional<ApiError> prompt_tokens(GenerationContext& ctx, const Json& body, 
   return std::nullopt;
 }
 
-// One request in flight: its stream, the text pipeline and the pieces of its response.
+// One choice of a request in flight: its stream, the text pipeline and the pieces of its response.
 struct Job {
   Job(GenerationContext& c, bool is_chat, GenerationParams params, bool opens_reasoning)
       : ctx(c), chat(is_chat), p(std::move(params)),
@@ -82,8 +82,9 @@ struct Job {
   bool chat;
   GenerationParams p;
   TextPipeline pipeline;
-  std::string id;
+  std::string id;  // the request's: every choice of it shares id and created
   int64_t created;
+  int index = 0;   // the choice's
   std::shared_ptr<engine::Stream> stream;
   Clock::time_point t_start = Clock::now(), t_last;
   bool first = true;
@@ -121,7 +122,7 @@ struct Job {
   }
   std::string final_reason() const { return n_calls > 0 && finish_reason == "stop" ? "tool_calls" : finish_reason; }
   Json tool_chunk(const chat::ToolCall& c) {
-    Json choice = {{"index", 0}, {"delta", {{"tool_calls", Json::array({call_json(c, n_calls)})}}}, {"logprobs", nullptr},
+    Json choice = {{"index", index}, {"delta", {{"tool_calls", Json::array({call_json(c, n_calls)})}}}, {"logprobs", nullptr},
                    {"finish_reason", nullptr}};
     Json j = {{"id", id}, {"object", "chat.completion.chunk"}, {"created", created}, {"model", ctx.options.model_name},
               {"system_fingerprint", "zinc"}, {"choices", Json::array({choice})}};
@@ -169,11 +170,6 @@ struct Job {
     first = false;
     t_last = now;
   }
-  Json usage() const {
-    const int64_t completion = pipeline.n_tokens();
-    return Json{{"prompt_tokens", prompt_tokens}, {"completion_tokens", completion}, {"total_tokens", prompt_tokens + completion},
-                {"prompt_tokens_details", {{"cached_tokens", cached_tokens}}}};
-  }
   // Handles a done event (or the stop string): sets finish_reason / error.
   void on_done(const engine::Event& e) {
     cached_tokens = e.cached_tokens;
@@ -188,9 +184,9 @@ struct Job {
       if (with_role) delta["role"] = "assistant";
       if (!d.content.empty() || with_role) delta["content"] = d.content;
       if (!d.reasoning.empty()) delta["reasoning_content"] = d.reasoning;
-      choice = {{"index", 0}, {"delta", delta}, {"logprobs", logprobs}, {"finish_reason", finish ? Json(finish) : Json(nullptr)}};
+      choice = {{"index", index}, {"delta", delta}, {"logprobs", logprobs}, {"finish_reason", finish ? Json(finish) : Json(nullptr)}};
     } else {
-      choice = {{"text", d.content}, {"index", 0}, {"logprobs", logprobs}, {"finish_reason", finish ? Json(finish) : Json(nullptr)}};
+      choice = {{"text", d.content}, {"index", index}, {"logprobs", logprobs}, {"finish_reason", finish ? Json(finish) : Json(nullptr)}};
     }
     Json c = {{"id", id}, {"object", chat ? "chat.completion.chunk" : "text_completion"}, {"created", created},
               {"model", ctx.options.model_name}, {"system_fingerprint", "zinc"}, {"choices", Json::array({choice})}};
@@ -199,107 +195,165 @@ struct Job {
   }
 };
 
+using Jobs = std::vector<std::shared_ptr<Job>>;
+
+// The prompt counts once, whatever the number of choices.
+Json usage(const Jobs& jobs) {
+  int64_t completion = 0;
+  for (const auto& j : jobs) completion += j->pipeline.n_tokens();
+  const Job& first = *jobs[0];
+  return Json{{"prompt_tokens", first.prompt_tokens}, {"completion_tokens", completion},
+              {"total_tokens", first.prompt_tokens + completion}, {"prompt_tokens_details", {{"cached_tokens", first.cached_tokens}}}};
+}
+
+void cancel(const Jobs& jobs) {
+  for (const auto& j : jobs) j->stream->cancel();
+}
+
 bool delta_empty(const chat::ReasoningSplitter::Delta& d) { return d.content.empty() && d.reasoning.empty(); }
 
-void run_whole(Job& job, httplib::Response& res) {
-  std::string content, reasoning;
-  auto add = [&](const chat::ReasoningSplitter::Delta& d) {
-    content += d.content;
-    reasoning += d.reasoning;
-  };
-  for (;;) {
-    if (job.ctx.stopping) {
-      job.stream->cancel();
-      job.finish_reason = "stop";
-      break;
+// Generates each choice to its end (the others go on meanwhile in the scheduler) and answers with all.
+void run_whole(const Jobs& jobs, httplib::Response& res) {
+  Json choices = Json::array();
+  for (const auto& jp : jobs) {
+    Job& job = *jp;
+    std::string content, reasoning;
+    auto add = [&](const chat::ReasoningSplitter::Delta& d) {
+      content += d.content;
+      reasoning += d.reasoning;
+    };
+    for (;;) {
+      if (job.ctx.stopping) {
+        job.stream->cancel();
+        job.finish_reason = "stop";
+        break;
+      }
+      auto e = job.stream->next(std::chrono::milliseconds(100));
+      if (!e) continue;
+      if (e->kind == engine::Event::Kind::kDone) {
+        job.on_done(*e);
+        break;
+      }
+      job.on_token_timing();
+      job.add_logprobs(*e);
+      add(job.pipeline.push(e->token));
+      if (job.pipeline.stopped()) {
+        job.stream->cancel();
+        job.finish_reason = "stop";
+        break;
+      }
     }
-    auto e = job.stream->next(std::chrono::milliseconds(100));
-    if (!e) continue;
-    if (e->kind == engine::Event::Kind::kDone) {
-      job.on_done(*e);
-      break;
+    if (!job.error.empty()) {
+      cancel(jobs);
+      return reply_error(res, {500, job.error, "server_error", "", ""});
     }
-    job.on_token_timing();
-    job.add_logprobs(*e);
-    add(job.pipeline.push(e->token));
-    if (job.pipeline.stopped()) {
-      job.stream->cancel();
-      job.finish_reason = "stop";
-      break;
+    add(job.pipeline.finish());
+    job.ctx.metrics.tokens(job.index == 0 ? job.prompt_tokens : 0, job.pipeline.n_tokens());
+    if (job.chat) {
+      Json calls = Json::array();
+      for (const auto& c : job.take_calls(content, /*end=*/true)) calls.push_back(job.call_json(c, -1));
+      Json message = {{"role", "assistant"}, {"content", calls.empty() || !content.empty() ? Json(content) : Json(nullptr)}};
+      if (!reasoning.empty()) message["reasoning_content"] = reasoning;
+      if (!calls.empty()) message["tool_calls"] = calls;
+      choices.push_back({{"index", job.index}, {"message", message}, {"logprobs", job.logprobs_all()}, {"finish_reason", job.final_reason()}});
+    } else {
+      choices.push_back({{"text", content}, {"index", job.index}, {"logprobs", job.logprobs_all()}, {"finish_reason", job.finish_reason}});
     }
   }
-  if (!job.error.empty()) return reply_error(res, {500, job.error, "server_error", "", ""});
-  add(job.pipeline.finish());
-  job.ctx.metrics.tokens(job.prompt_tokens, job.pipeline.n_tokens());
-  Json choice;
-  if (job.chat) {
-    Json calls = Json::array();
-    for (const auto& c : job.take_calls(content, /*end=*/true)) calls.push_back(job.call_json(c, -1));
-    Json message = {{"role", "assistant"}, {"content", calls.empty() || !content.empty() ? Json(content) : Json(nullptr)}};
-    if (!reasoning.empty()) message["reasoning_content"] = reasoning;
-    if (!calls.empty()) message["tool_calls"] = calls;
-    choice = {{"index", 0}, {"message", message}, {"logprobs", job.logprobs_all()}, {"finish_reason", job.final_reason()}};
-  } else {
-    choice = {{"text", content}, {"index", 0}, {"logprobs", job.logprobs_all()}, {"finish_reason", job.finish_reason}};
-  }
-  Json body = {{"id", job.id}, {"object", job.chat ? "chat.completion" : "text_completion"}, {"created", job.created},
-               {"model", job.ctx.options.model_name}, {"system_fingerprint", "zinc"}, {"choices", Json::array({choice})},
-               {"usage", job.usage()}};
+  const Job& first = *jobs[0];
+  Json body = {{"id", first.id}, {"object", first.chat ? "chat.completion" : "text_completion"}, {"created", first.created},
+               {"model", first.ctx.options.model_name}, {"system_fingerprint", "zinc"}, {"choices", choices},
+               {"usage", usage(jobs)}};
   res.set_content(dump(body), "application/json");
 }
 
-// Streams one job as server-sent events; returns false when the client went away.
-bool run_stream(Job& job, httplib::DataSink& sink) {
+// Streams a request's choices as server-sent events, each chunk naming its choice; returns false
+// when the client went away.
+bool run_stream(const Jobs& jobs, httplib::DataSink& sink) {
   auto send = [&](const Json& j) {
     const std::string s = "data: " + dump(j) + "\n\n";
     return sink.write(s.data(), s.size());
   };
   auto gone = [&] {
-    job.stream->cancel();
+    cancel(jobs);
     return false;
   };
-  if (job.chat && !send(job.chunk({}, nullptr, nullptr, true))) return gone();
-  for (;;) {
+  for (const auto& j : jobs)
+    if (j->chat && !send(j->chunk({}, nullptr, nullptr, true))) return gone();
+  // One event of a choice; false when the choice has ended (or the client went away: *ok false).
+  auto step = [&](Job& job, std::chrono::milliseconds wait, bool* ok, bool* got) {
+    *got = false;
     if (job.ctx.stopping) {
       job.stream->cancel();
       job.finish_reason = "stop";
-      break;
+      return false;
     }
-    if (!sink.is_writable()) return gone();
-    auto e = job.stream->next(std::chrono::milliseconds(100));
-    if (!e) continue;
+    auto e = job.stream->next(wait);
+    if (!e) return true;
+    *got = true;
     if (e->kind == engine::Event::Kind::kDone) {
       job.on_done(*e);
-      break;
+      return false;
     }
     job.on_token_timing();
     Json lp = job.add_logprobs(*e);
     auto d = job.pipeline.push(e->token);
     const auto calls = job.take_calls(d.content, /*end=*/false);
-    if ((!delta_empty(d) || !lp.is_null()) && !send(job.chunk(d, lp, nullptr, false))) return gone();
-    for (const auto& c : calls)
-      if (!send(job.tool_chunk(c))) return gone();
+    bool sent = (delta_empty(d) && lp.is_null()) || send(job.chunk(d, lp, nullptr, false));
+    for (const auto& c : calls) sent = sent && send(job.tool_chunk(c));
+    if (!sent) {
+      *ok = false;
+      return false;
+    }
     if (job.pipeline.stopped()) {
       job.stream->cancel();
       job.finish_reason = "stop";
-      break;
+      return false;
     }
-  }
-  if (!job.error.empty()) {
-    send(error_json({500, job.error, "server_error", "", ""}));
-  } else {
+    return true;
+  };
+  // A choice's last chunks, once it has ended.
+  auto finish = [&](Job& job) {
+    if (!job.error.empty()) return send(error_json({500, job.error, "server_error", "", ""}));
     auto tail = job.pipeline.finish();
     const auto calls = job.take_calls(tail.content, /*end=*/true);
-    if (!delta_empty(tail) && !send(job.chunk(tail, nullptr, nullptr, false))) return gone();
+    if (!delta_empty(tail) && !send(job.chunk(tail, nullptr, nullptr, false))) return false;
     for (const auto& c : calls)
-      if (!send(job.tool_chunk(c))) return gone();
-    if (!send(job.chunk({}, nullptr, job.final_reason().c_str(), false))) return gone();
-    job.ctx.metrics.tokens(job.prompt_tokens, job.pipeline.n_tokens());
-    if (job.p.include_usage) {
-      Json u = {{"id", job.id}, {"object", job.chat ? "chat.completion.chunk" : "text_completion"}, {"created", job.created},
-                {"model", job.ctx.options.model_name}, {"system_fingerprint", "zinc"}, {"choices", Json::array()}, {"usage", job.usage()}};
-      if (!send(u)) return gone();
+      if (!send(job.tool_chunk(c))) return false;
+    job.ctx.metrics.tokens(job.index == 0 ? job.prompt_tokens : 0, job.pipeline.n_tokens());
+    return send(job.chunk({}, nullptr, job.final_reason().c_str(), false));
+  };
+  std::vector<bool> open(jobs.size(), true);
+  size_t n_open = jobs.size();
+  bool idle = true;  // the last round over the choices found no event
+  bool failed = false;
+  while (n_open > 0) {
+    if (!sink.is_writable()) return gone();
+    bool any = false, waited = false;
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      if (!open[i]) continue;
+      // One choice: wait as long as it takes. Several: poll, and wait on the first open one
+      // after a round without events.
+      const auto wait = jobs.size() == 1 ? std::chrono::milliseconds(100)
+                                         : std::chrono::milliseconds(idle && !waited ? 5 : 0);
+      waited = true;
+      bool ok = true, got = false;
+      const bool going = step(*jobs[i], wait, &ok, &got);
+      if (!ok) return gone();
+      any = any || got;
+      if (going) continue;
+      open[i] = false;
+      --n_open;
+      if (!jobs[i]->error.empty()) failed = true;
+      if (!finish(*jobs[i])) return gone();
     }
+    idle = !any;
+  }
+  const Job& first = *jobs[0];
+  if (first.p.include_usage && !failed) {
+    Json u = {{"id", first.id}, {"object", first.chat ? "chat.completion.chunk" : "text_completion"}, {"created", first.created},
+              {"model", first.ctx.options.model_name}, {"system_fingerprint", "zinc"}, {"choices", Json::array()}, {"usage", usage(jobs)}};
+    if (!send(u)) return gone();
   }
   static const char kDone[] = "data: [DONE]\n\n";
   if (!sink.write(kDone, sizeof kDone - 1)) return gone();
@@ -382,32 +436,48 @@ void handle_generation(GenerationContext& ctx, const httplib::Request& req, http
                                      " tokens (prompt and completion); shorten the prompt",
                              "invalid_request_error", chat ? "messages" : "prompt", "context_length_exceeded"});
 
-  engine::Request er;
-  er.prompt = prompt;
-  er.sampling = p.sampling;
-  er.max_tokens = p.max_tokens > 0 ? p.max_tokens : int32_t(n_ctx);
-  er.stop_ids = ctx.tok.vocab().eog_ids();
-  er.top_logprobs = p.top_logprobs;
-  if (p.json_object) er.constraint = std::make_shared<engine::JsonConstraint>(ctx.token_vocab, engine::JsonPrefix(), er.stop_ids);
-  if (p.json_schema)
-    er.constraint = std::make_shared<engine::SchemaConstraint>(ctx.token_vocab, engine::SchemaPrefix(p.json_schema.get()),
-                                                               er.stop_ids, p.json_schema);
-  if (!p.forced_tools.empty()) {
-    auto c = call_constraint(ctx, p, er.stop_ids);
-    if (!c.ok()) return reply_error(res, {400, "tool_choice: " + c.status().message(), "invalid_request_error", "tool_choice", ""});
-    er.constraint = std::move(*c);
-  }
+  // Each choice has its own constraint state.
+  const std::vector<int32_t> eog = ctx.tok.vocab().eog_ids();
+  auto constraint = [&]() -> Result<std::shared_ptr<engine::TokenConstraint>> {
+    if (p.json_object) return std::shared_ptr<engine::TokenConstraint>(std::make_shared<engine::JsonConstraint>(ctx.token_vocab, engine::JsonPrefix(), eog));
+    if (p.json_schema)
+      return std::shared_ptr<engine::TokenConstraint>(
+          std::make_shared<engine::SchemaConstraint>(ctx.token_vocab, engine::SchemaPrefix(p.json_schema.get()), eog, p.json_schema));
+    if (!p.forced_tools.empty()) return call_constraint(ctx, p, eog);
+    return std::shared_ptr<engine::TokenConstraint>();
+  };
   const bool parse_calls = chat && p.parse_tool_calls && p.tools.is_array() && !p.tools.empty() &&
                            ctx.format.tool_syntax() != chat::ToolCallSyntax::kNone;
-  auto job = std::make_shared<Job>(ctx, chat, std::move(p), opens_reasoning);
-  if (parse_calls) job->tools.emplace(ctx.format.tool_syntax(), job->p.tools);
-  job->prompt_tokens = int64_t(prompt.size());
-  job->stream = ctx.scheduler.submit(std::move(er));
-  if (!job->p.stream) return run_whole(*job, res);
+  auto jobs = std::make_shared<Jobs>();
+  std::vector<engine::Request> pending;  // submitted once every choice is built (a build error is a 400)
+  for (int32_t i = 0; i < p.n; ++i) {
+    engine::Request er;
+    er.prompt = prompt;
+    er.sampling = p.sampling;
+    er.sampling.seed += uint32_t(i);
+    er.max_tokens = p.max_tokens > 0 ? p.max_tokens : int32_t(n_ctx);
+    er.stop_ids = eog;
+    er.top_logprobs = p.top_logprobs;
+    auto c = constraint();
+    if (!c.ok()) return reply_error(res, {400, "tool_choice: " + c.status().message(), "invalid_request_error", "tool_choice", ""});
+    er.constraint = std::move(*c);
+    auto job = std::make_shared<Job>(ctx, chat, p, opens_reasoning);
+    if (parse_calls) job->tools.emplace(ctx.format.tool_syntax(), job->p.tools);
+    job->index = int(i);
+    if (i > 0) {
+      job->id = jobs->front()->id;
+      job->created = jobs->front()->created;
+    }
+    job->prompt_tokens = int64_t(prompt.size());
+    jobs->push_back(job);
+    pending.push_back(std::move(er));
+  }
+  for (size_t i = 0; i < jobs->size(); ++i) (*jobs)[i]->stream = ctx.scheduler.submit(std::move(pending[i]));
+  if (!p.stream) return run_whole(*jobs, res);
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider(
-      "text/event-stream", [job](size_t, httplib::DataSink& sink) { return run_stream(*job, sink); },
-      [job](bool) { job->stream->cancel(); });
+      "text/event-stream", [jobs](size_t, httplib::DataSink& sink) { return run_stream(*jobs, sink); },
+      [jobs](bool) { cancel(*jobs); });
 }
 
 }  // namespace zinc::server

@@ -166,8 +166,13 @@ const failed = await runChecks([
       fs.rmSync(dir, { recursive: true, force: true });
     }
   }],
+  ["n choices come back indexed", async () => {
+    const r = await client.chat.completions.create({ ...greedy, messages, n: 2 });
+    assert.deepEqual(r.choices.map((c) => c.index), [0, 1]);
+    assert.equal(r.choices[0].message.content, r.choices[1].message.content);  // greedy
+  }],
   ["a bad request is an APIError with status and message", async () => {
-    await assert.rejects(client.chat.completions.create({ ...greedy, messages, n: 2 }), (e) => {
+    await assert.rejects(client.chat.completions.create({ ...greedy, messages, n: 0 }), (e) => {
       assert.ok(e instanceof OpenAI.APIError, "APIError: " + e);
       assert.equal(e.status, 400);
       assert.ok(e.error && typeof e.error.message === "string" && e.error.message.length > 0, JSON.stringify(e.error));

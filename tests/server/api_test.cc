@@ -2,6 +2,8 @@
 // to the whole answer, stop strings, seeds, logprobs, prefix reuse in usage, and the endpoints.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "engine/json_constraint.h"
 #include "server_fixture.h"
 
@@ -390,6 +392,56 @@ TEST(Api, LogitBias) {
     pieces.push_back(content[0]["token"]);
   }
   EXPECT_NE(pieces[0], pieces[1]);
+}
+
+// n choices: each drawn apart (seed + i), indexed, the prompt counted once; streamed, every chunk
+// names its choice and each choice ends with its own finish_reason.
+TEST(Api, SeveralChoices) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto s = TestServer::start();
+  const Json opts = {{"n", 3}, {"temperature", 1.0}, {"seed", 7}};
+  Reply r = post(*s, "/v1/chat/completions", chat("Once upon a time", 8, opts));
+  ASSERT_EQ(r.status, 200) << r.text;
+  const Json& choices = r.body["choices"];
+  ASSERT_EQ(choices.size(), 3u) << r.text;
+  std::set<std::string> texts;
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(choices[i]["index"], i);
+    EXPECT_EQ(choices[i]["finish_reason"], "length");
+    texts.insert(choices[i]["message"]["content"].get<std::string>());
+  }
+  EXPECT_GT(texts.size(), 1u) << r.text;  // different draws
+  EXPECT_EQ(r.body["usage"]["completion_tokens"], 24) << r.text;
+  Reply one = post(*s, "/v1/chat/completions", chat("Once upon a time", 8, {{"temperature", 1.0}, {"seed", 7}}));
+  EXPECT_EQ(one.body["usage"]["prompt_tokens"], r.body["usage"]["prompt_tokens"]);
+  EXPECT_EQ(one.body["choices"][0]["message"]["content"], choices[0]["message"]["content"]);  // choice 0 keeps the seed
+
+  Json stream_opts = opts;
+  stream_opts["stream"] = true;
+  stream_opts["stream_options"] = {{"include_usage", true}};
+  Sse sse = parse_sse(post(*s, "/v1/chat/completions", chat("Once upon a time", 8, stream_opts)).text);
+  ASSERT_TRUE(sse.done);
+  std::vector<std::string> streamed(3);
+  std::vector<int> finishes(3, 0);
+  for (const auto& e : sse.events) {
+    if (e["choices"].empty()) {
+      EXPECT_EQ(e["usage"]["completion_tokens"], 24);
+      continue;
+    }
+    const int i = e["choices"][0]["index"];
+    ASSERT_TRUE(i >= 0 && i < 3);
+    streamed[size_t(i)] += e["choices"][0]["delta"].value("content", "");
+    if (!e["choices"][0]["finish_reason"].is_null()) ++finishes[size_t(i)];
+  }
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(streamed[size_t(i)], choices[i]["message"]["content"]) << i;
+    EXPECT_EQ(finishes[size_t(i)], 1) << i;
+  }
+  Reply c = post(*s, "/v1/completions", completion("Once", 4, {{"n", 2}}));
+  ASSERT_EQ(c.status, 200) << c.text;
+  ASSERT_EQ(c.body["choices"].size(), 2u);
+  EXPECT_EQ(c.body["choices"][0]["text"], c.body["choices"][1]["text"]);  // greedy: the same
+  EXPECT_EQ(c.body["choices"][1]["index"], 1);
 }
 
 TEST(Api, Logprobs) {

@@ -28,7 +28,8 @@ TEST(Errors, MalformedRequestsAre400) {
   expect_error(post(*s, chat, with(hi(), "messages", Json::array())), 400, "", "messages");
   expect_error(post(*s, chat, with(hi(), "messages", Json::array({{{"content", "x"}}}))), 400, "", "messages");
   expect_error(post(*s, chat, with(hi(), "messages", Json::array({{{"role", "user"}, {"content", 5}}}))), 400, "", "messages");
-  expect_error(post(*s, chat, with(hi(), "n", 2)), 400, "", "n");
+  expect_error(post(*s, chat, with(hi(), "n", 0)), 400, "", "n");
+  expect_error(post(*s, chat, with(hi(), "n", 129)), 400, "", "n");
   expect_error(post(*s, chat, with(hi(), "temperature", "hot")), 400, "", "temperature");
   expect_error(post(*s, chat, with(hi(), "temperature", -1)), 400, "", "temperature");
   expect_error(post(*s, chat, with(hi(), "top_p", 2)), 400, "", "top_p");
