@@ -76,20 +76,23 @@ class Number {
 class Utf8 {
  public:
   bool between() const { return due_ == 0; }  // not inside a multi-byte sequence
+  uint32_t value() const { return value_; }   // the last code point, once between()
   bool step(uint8_t c) {
     if (due_ > 0) {
       if (c < lo_ || c > hi_) return false;
       --due_;
       lo_ = 0x80;
       hi_ = 0xBF;
+      value_ = value_ << 6 | (c & 0x3Fu);
       return true;
     }
+    value_ = c;
     if (c < 0x80) return true;
     lo_ = 0x80;
     hi_ = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) due_ = 1;
-    else if (c >= 0xE0 && c <= 0xEF) due_ = 2;
-    else if (c >= 0xF0 && c <= 0xF4) due_ = 3;
+    if (c >= 0xC2 && c <= 0xDF) due_ = 1, value_ = c & 0x1Fu;
+    else if (c >= 0xE0 && c <= 0xEF) due_ = 2, value_ = c & 0x0Fu;
+    else if (c >= 0xF0 && c <= 0xF4) due_ = 3, value_ = c & 0x07u;
     else return false;
     if (c == 0xE0) lo_ = 0xA0;
     else if (c == 0xED) hi_ = 0x9F;
@@ -100,6 +103,7 @@ class Utf8 {
   bool operator==(const Utf8&) const = default;
 
  private:
+  uint32_t value_ = 0;
   uint8_t due_ = 0;  // continuation bytes still to come
   uint8_t lo_ = 0x80, hi_ = 0xBF;  // the next one's range
 };
@@ -118,29 +122,53 @@ class StringBody {
   // No escape or multi-byte sequence begun: any text without quotes, backslashes and control
   // bytes for which utf8_continues may come.
   bool free() const { return hex_ == 0 && !escape_ && utf8_.between(); }
-  Step step(uint8_t c) {
+  // *unit: the character c completes (a code point; a \uXXXX escape's UTF-16 unit), else -1.
+  Step step(uint8_t c, int32_t* unit) {
+    *unit = -1;
     if (hex_ > 0) {
       if (!is_hex(c)) return Step::kFail;
-      --hex_;
+      unit_ = uint16_t(unit_ << 4 | (is_digit(c) ? c - '0' : (c | 0x20) - 'a' + 10));
+      if (--hex_ == 0) *unit = unit_;
       return Step::kTaken;
     }
     if (escape_) {
       escape_ = false;
-      if (c == 'u') hex_ = 4;
-      else if (std::string_view("\"\\/bfnrt").find(char(c)) == std::string_view::npos) return Step::kFail;
+      constexpr std::string_view kFrom = "\"\\/bfnrt", kTo = "\"\\/\b\f\n\r\t";
+      const size_t k = kFrom.find(char(c));
+      if (c == 'u') {
+        hex_ = 4;
+        unit_ = 0;
+      } else if (k == std::string_view::npos) {
+        return Step::kFail;
+      } else {
+        *unit = uint8_t(kTo[k]);
+      }
       return Step::kTaken;
     }
-    if (!utf8_.between()) return utf8_.step(c) ? Step::kTaken : Step::kFail;
+    if (!utf8_.between()) {
+      if (!utf8_.step(c)) return Step::kFail;
+      if (utf8_.between()) *unit = int32_t(utf8_.value());
+      return Step::kTaken;
+    }
     if (c == '"') return Step::kEnded;
-    if (c == '\\') escape_ = true;
-    else if (c < 0x20 || !utf8_.step(c)) return Step::kFail;
+    if (c == '\\') {
+      escape_ = true;
+    } else {
+      if (c < 0x20 || !utf8_.step(c)) return Step::kFail;
+      if (utf8_.between()) *unit = c;
+    }
     return Step::kTaken;
+  }
+  Step step(uint8_t c) {
+    int32_t unit;
+    return step(c, &unit);
   }
   bool operator==(const StringBody&) const = default;
 
  private:
   uint8_t hex_ = 0;  // \u digits still due
   bool escape_ = false;
+  uint16_t unit_ = 0;  // the \u escape's value so far
   Utf8 utf8_;
 };
 

@@ -14,11 +14,25 @@ using Json = nlohmann::ordered_json;
 const std::set<std::string> kAnnotations = {"title", "description", "default", "examples", "$schema", "$id",
                                             "$comment", "strict", "$defs", "definitions"};
 const std::set<std::string> kKeywords = {"type", "enum", "const", "properties", "required", "additionalProperties",
-                                         "items", "minItems", "maxItems", "minLength", "maxLength", "anyOf", "oneOf",
-                                         "allOf", "$ref"};
+                                         "items", "minItems", "maxItems", "minLength", "maxLength", "pattern", "format",
+                                         "anyOf", "oneOf", "allOf", "$ref"};
 constexpr const char* kSubset =
-    "type, enum, const, properties, required, items, minItems, maxItems, minLength, maxLength, anyOf, oneOf, "
-    "allOf of one schema and $ref";
+    "type, enum, const, properties, required, items, minItems, maxItems, minLength, maxLength, pattern, format, "
+    "anyOf, oneOf, allOf of one schema and $ref";
+
+// The formats held to, as patterns (RFC 3339 dates and times, RFC 4122 UUIDs, RFC 5321 addresses
+// without quoted local parts or address literals, RFC 1123 host names).
+const std::map<std::string, std::string> kFormats = {
+    {"date", R"(^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$)"},
+    {"time", R"(^([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d+)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$)"},
+    {"date-time",
+     R"(^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d+)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$)"},
+    {"uuid", R"(^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$)"},
+    {"email",
+     R"(^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)+$)"},
+    {"ipv4", R"(^((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$)"},
+    {"hostname", R"(^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$)"},
+};
 
 Result<uint32_t> count_of(const Json& s, const char* key, uint32_t absent, const std::string& where) {
   auto it = s.find(key);
@@ -153,6 +167,7 @@ Result<int> JsonSchema::add(const Json& s, int depth, const std::string& where, 
       ZINC_ASSIGN_OR_RETURN(n.min, count_of(s, "minLength", 0, where));
       ZINC_ASSIGN_OR_RETURN(n.max, count_of(s, "maxLength", UINT32_MAX, where));
       if (n.min > n.max) return error("%s: minLength is above maxLength", where.c_str());
+      ZINC_ASSIGN_OR_RETURN(n.pattern, add_pattern(s, where));
     } else if (t == "number") {
       n.kind = Kind::kNumber;
     } else if (t == "integer") {
@@ -195,6 +210,28 @@ Result<int> JsonSchema::add(const Json& s, int depth, const std::string& where, 
   }
   nodes_[size_t(index)] = std::move(n);
   return index;
+}
+
+// A string's "pattern" or "format" as a Regex; -1 for neither.
+Result<int> JsonSchema::add_pattern(const Json& s, const std::string& where) {
+  const auto pattern = s.find("pattern"), format = s.find("format");
+  if (pattern == s.end() && format == s.end()) return -1;
+  if (pattern != s.end() && format != s.end()) return error("%s: 'pattern' and 'format' together are not supported", where.c_str());
+  std::string source;
+  if (pattern != s.end()) {
+    if (!pattern->is_string()) return error("%s.pattern must be a string", where.c_str());
+    source = pattern->get<std::string>();
+  } else {
+    const auto known = format->is_string() ? kFormats.find(format->get<std::string>()) : kFormats.end();
+    if (known == kFormats.end())
+      return error("%s: format %s is not supported (zinc holds output to date, time, date-time, uuid, email, ipv4 and hostname)",
+                   where.c_str(), format->dump().c_str());
+    source = known->second;
+  }
+  auto regex = Regex::compile(source);
+  if (!regex.ok()) return error("%s: %s", where.c_str(), regex.status().message().c_str());
+  patterns_.push_back(std::move(*regex));
+  return int(patterns_.size()) - 1;
 }
 
 Result<int> JsonSchema::add_ref(const std::string& ref, int depth, const std::string& where, Refs& refs) {
@@ -335,7 +372,9 @@ bool SchemaPrefix::Path::at_union(const JsonSchema& schema, uint8_t c) const {
 
 // Plain bytes (no quote, backslash or control byte) of any number may come.
 bool SchemaPrefix::Path::in_free_string(const JsonSchema& schema) const {
-  return depth_ > 0 && top().phase == Phase::kString && top().string.free() && schema.node(top().node).max == UINT32_MAX;
+  if (depth_ == 0 || top().phase != Phase::kString || !top().string.free()) return false;
+  const JsonSchema::Node& n = schema.node(top().node);
+  return n.max == UINT32_MAX && n.pattern < 0;
 }
 
 // Where whitespace may come: between the tokens of an object or array, and before a value other
@@ -443,14 +482,33 @@ SchemaPrefix::Step SchemaPrefix::Path::literal(const JsonSchema& schema, Frame& 
   return Step::kOk;
 }
 
-// A string's byte; minLength and maxLength count code points, an escape as one.
+// A string's byte; minLength and maxLength count code points, an escape as one (a surrogate
+// pair as one too), and a pattern reads the code points.
 SchemaPrefix::Step SchemaPrefix::Path::string(const JsonSchema& schema, Frame& f, uint8_t c) {
   const JsonSchema::Node& n = schema.node(f.node);
   const bool new_point = f.string.free() && c != '"';
-  const json_lex::Step s = f.string.step(c);
-  if (s == json_lex::Step::kEnded) return f.count >= n.min ? end_value() : Step::kFail;
+  int32_t unit = -1;
+  const json_lex::Step s = f.string.step(c, &unit);
+  if (s == json_lex::Step::kEnded) {
+    const bool matched = n.pattern < 0 || (f.high == 0 && schema.pattern(n.pattern).accepts(f.dfa));
+    return f.count >= n.min && matched ? end_value() : Step::kFail;
+  }
   if (s == json_lex::Step::kFail || (new_point && ++f.count > n.max)) return Step::kFail;
-  return Step::kOk;
+  if (unit < 0 || n.pattern < 0) return Step::kOk;
+  uint32_t point = uint32_t(unit);
+  if (f.high != 0) {  // only the low half of a pair may follow
+    if (unit < 0xDC00 || unit > 0xDFFF) return Step::kFail;
+    point = 0x10000 + ((uint32_t(f.high) - 0xD800) << 10) + (uint32_t(unit) - 0xDC00);
+    f.high = 0;
+    --f.count;
+  } else if (unit >= 0xD800 && unit <= 0xDBFF) {
+    f.high = uint16_t(unit);
+    return Step::kOk;
+  } else if (unit >= 0xDC00 && unit <= 0xDFFF) {
+    return Step::kFail;
+  }
+  f.dfa = schema.pattern(n.pattern).step(f.dfa, point);
+  return f.dfa == Regex::kDead ? Step::kFail : Step::kOk;
 }
 
 SchemaPrefix::Step SchemaPrefix::Path::step(const JsonSchema& schema, uint8_t c) {

@@ -8,13 +8,14 @@
 //   - object "properties" written in the order listed, those in "required" always, the others
 //     optional, and no other keys (additionalProperties is accepted and never used);
 //   - array "items" with "minItems" and "maxItems"; string "minLength" and "maxLength" (code
-//     points, an escape counting as one);
+//     points, an escape counting as one), "pattern" (engine/regex.h) or "format" (date, time,
+//     date-time, uuid, email, ipv4, hostname: each read as a pattern);
 //   - "anyOf" and "oneOf" (read as anyOf: a document matching two alternatives is not refused),
 //     "allOf" of one schema;
 //   - "$ref" to "#" or a JSON pointer into the same document ("#/$defs/Name", "#/definitions/Name"),
 //     recursion included.
 // Annotations (title, description, default, examples, $schema, $id, $comment, strict, $defs,
-// definitions) are ignored. Any other keyword (pattern, format, minimum, ...) is refused by
+// definitions) are ignored. Any other keyword (minimum, multipleOf, ...) is refused by
 // compile(), named in the error, rather than ignored: the output would not be held to it. The top
 // level must be an object (as OpenAI requires). Whitespace between tokens as in JsonPrefix
 // (json_lex::Spacing).
@@ -30,6 +31,7 @@
 #include "core/status.h"
 #include "engine/json_lex.h"
 #include "engine/prefix_constraint.h"
+#include "engine/regex.h"
 
 namespace zinc::engine {
 
@@ -57,6 +59,7 @@ class JsonSchema {
     int items = -1;                     // kArray
     uint32_t min = 0, max = UINT32_MAX;  // kArray: items; kString: code points
     std::vector<int> alternatives;      // kUnion
+    int pattern = -1;                   // kString: the Regex its value must match, or -1
   };
 
   static Result<std::shared_ptr<const JsonSchema>> compile(const nlohmann::ordered_json& schema);
@@ -68,15 +71,18 @@ class JsonSchema {
   static Result<std::shared_ptr<const JsonSchema>> compile_call(const std::vector<Tool>& tools, const std::string& args_key);
   const Node& node(int i) const { return nodes_[size_t(i)]; }
   int root() const { return root_; }
+  const Regex& pattern(int i) const { return patterns_[size_t(i)]; }
 
  private:
   struct Refs;  // the document $refs resolve in, and the nodes made for them
   Result<int> add(const nlohmann::ordered_json& s, int depth, const std::string& where, Refs& refs);
   Result<int> add_ref(const std::string& ref, int depth, const std::string& where, Refs& refs);
   Result<int> add_union(const nlohmann::ordered_json& alternatives, int depth, const std::string& where, Refs& refs);
+  Result<int> add_pattern(const nlohmann::ordered_json& s, const std::string& where);
   int reserve();  // a node to fill in once its parts are made
   Status check_unions() const;
   std::vector<Node> nodes_;
+  std::vector<Regex> patterns_;
   int root_ = 0;
 };
 
@@ -110,6 +116,8 @@ class SchemaPrefix {
   struct Frame {
     uint64_t cand = 0;   // kKey: properties, kLiteral: literals still possible
     uint32_t count = 0;  // kArr*: items so far; kString: code points so far
+    uint16_t dfa = 0;    // kString with a pattern: the Regex's state
+    uint16_t high = 0;   // kString with a pattern: a \uD8xx escape waiting for its low half
     uint16_t node = 0;
     uint16_t pos = 0;    // kKey, kLiteral: bytes matched
     uint16_t next = 0;   // kObj*: the first property not yet passed

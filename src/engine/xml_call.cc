@@ -54,6 +54,7 @@ Result<std::shared_ptr<const XmlCall>> XmlCall::compile(const std::vector<JsonSc
       } else if (out.raw) {
         out.min = n.min;
         out.max = n.max;
+        out.pattern = n.pattern;
       }
       tool.parameters.push_back(std::move(out));
       tool.keys.push_back(key + ">\n");
@@ -125,6 +126,7 @@ bool XmlCallPrefix::feed(uint8_t c) {
           end_tag_ = 0;
           std::fill(std::begin(tags_), std::end(tags_), 0);
           utf8_ = json_lex::Utf8();
+          dfa_ = 0;
         } else {
           phase_ = Phase::kJson;
           json_ = SchemaPrefix(call_->schema(), p.node);
@@ -158,19 +160,28 @@ bool XmlCallPrefix::raw(uint8_t c) {
   const bool new_point = utf8_.between();
   if (!utf8_.step(c) || (c < 0x20 && c != '\n' && c != '\t' && c != '\r')) return false;
   if (new_point) ++points_;
-  end_tag_ = uint8_t(c == uint8_t(kEnd[end_tag_]) ? end_tag_ + 1 : c == '\n' ? 1 : 0);
+  const uint8_t held = end_tag_;  // bytes of "\n</parameter>" held back from the pattern
+  end_tag_ = uint8_t(c == uint8_t(kEnd[held]) ? held + 1 : c == '\n' ? 1 : 0);
   bool tag = false;
   for (int t = 0; t < 3; ++t) {
     tags_[t] = uint8_t(c == uint8_t(kTags[t][tags_[t]]) ? tags_[t] + 1 : c == '<' ? 1 : 0);
     tag |= tags_[t] == kTags[t].size();
   }
+  const XmlCall::Parameter& p = parameter();
+  if (p.pattern >= 0 && end_tag_ != held + 1) {  // what was held is text after all, and c too unless it starts a hold
+    const Regex& regex = call_->schema()->pattern(p.pattern);
+    for (uint8_t k = 0; k < held; ++k) dfa_ = regex.step(dfa_, uint8_t(kEnd[k]));
+    if (end_tag_ == 0 && utf8_.between()) dfa_ = regex.step(dfa_, utf8_.value());
+    if (dfa_ == Regex::kDead) return false;
+  }
   if (end_tag_ == kEnd.size()) {  // the value ends before its last newline
-    if (points_ - kEnd.size() < parameter().min) return false;
+    if (points_ - kEnd.size() < p.min) return false;
+    if (p.pattern >= 0 && !call_->schema()->pattern(p.pattern).accepts(dfa_)) return false;
     begin(Phase::kTail, 1);
     pos_ = uint32_t(kEnd.size());
     return true;
   }
-  return !tag && points_ - end_tag_ <= parameter().max;
+  return !tag && points_ - end_tag_ <= p.max;
 }
 
 }  // namespace zinc::engine

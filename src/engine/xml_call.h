@@ -5,7 +5,7 @@
 // NAME is one of the tools; each KEY one of that tool's parameters, at most once, in any order, the
 // required ones all before </function>. A parameter whose schema says "type": "string" is written
 // as raw text (the way chat::ToolCallParser reads it back): valid UTF-8, its length within
-// minLength / maxLength, one of its enum values when it has some, and never holding
+// minLength / maxLength, matching its pattern or format, one of its enum values when it has some, and never holding
 // </parameter>, </function> or </tool_call>. Any other parameter is JSON following its schema
 // (SchemaPrefix).
 #pragma once
@@ -31,6 +31,7 @@ class XmlCall {
     bool raw = false;                 // "type": "string": text, not JSON
     std::vector<std::string> values;  // raw with an enum: each value allowed, then "\n</parameter>\n"
     uint32_t min = 0, max = UINT32_MAX;  // raw: code points
+    int pattern = -1;                    // raw: the schema's Regex the text must match, or -1
   };
   struct Tool {
     std::vector<Parameter> parameters;
@@ -89,6 +90,7 @@ class XmlCallPrefix {
   uint32_t points_ = 0;
   uint8_t end_tag_ = 0;  // "\n</parameter>"
   uint8_t tags_[3] = {0, 0, 0};  // "</parameter>", "</function>", "</tool_call>"
+  uint16_t dfa_ = 0;             // the pattern's state after the text before a held end tag
   json_lex::Utf8 utf8_;
   SchemaPrefix json_;
 };

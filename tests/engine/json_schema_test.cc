@@ -9,6 +9,7 @@
 #include <random>
 #include <regex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace zinc::engine {
@@ -71,7 +72,8 @@ bool conforms(const Json& in, const Json& v, const Json& root) {
   const Json type = schema["type"];
   if (type == "string")
     return v.is_string() && code_points(v.get<std::string>()) >= schema.value("minLength", size_t(0)) &&
-           code_points(v.get<std::string>()) <= schema.value("maxLength", size_t(1) << 30);
+           code_points(v.get<std::string>()) <= schema.value("maxLength", size_t(1) << 30) &&
+           (!schema.contains("pattern") || std::regex_search(v.get<std::string>(), std::regex(schema["pattern"].get<std::string>())));
   if (type == "integer") return v.is_number_integer();
   if (type == "number") return v.is_number();
   if (type == "boolean") return v.is_boolean();
@@ -114,6 +116,9 @@ Json random_schema(std::mt19937& rng, int depth, Json& defs) {
       Json s = {{"type", "string"}, {"maxLength", rng() % 6}};
       if (rng() % 2) s["minLength"] = rng() % 3;
       if (s.value("minLength", 0) > s["maxLength"]) s.erase("maxLength");
+      // Patterns that std::regex reads the same over UTF-8 bytes as zinc over code points.
+      const char* patterns[] = {"^[sx]*$", "x", "^(s|x|\xc3\xa9)+$", "\\\\", "^[^\\n]*$"};
+      if (rng() % 2) s["pattern"] = patterns[rng() % 5];
       return s;
     }
     case 8: {
@@ -201,8 +206,13 @@ TEST(JsonSchema, CompileRefusesWhatItCannotHoldOutputTo) {
     return r.ok() ? std::string("compiled") : r.status().message();
   };
   EXPECT_NE(message({{"type", "string"}}).find("top level"), std::string::npos);
-  EXPECT_NE(message(object_schema({{"d", {{"type", "string"}, {"format", "date"}}}}, Json::array())).find("'format'"), std::string::npos);
-  EXPECT_NE(message(object_schema({{"d", {{"type", "string"}, {"pattern", "^a$"}}}}, Json::array())).find("'pattern'"), std::string::npos);
+  EXPECT_NE(message(object_schema({{"d", {{"type", "integer"}, {"minimum", 3}}}}, Json::array())).find("'minimum'"), std::string::npos);
+  EXPECT_NE(message(object_schema({{"d", {{"type", "string"}, {"pattern", "(?=a)"}}}}, Json::array())).find("pattern: lookaround"),
+            std::string::npos);
+  EXPECT_NE(message(object_schema({{"d", {{"type", "string"}, {"format", "uri"}}}}, Json::array())).find("format \"uri\""),
+            std::string::npos);
+  EXPECT_NE(message(object_schema({{"d", {{"type", "string"}, {"format", "date"}, {"pattern", "a"}}}}, Json::array())).find("together"),
+            std::string::npos);
   EXPECT_NE(message(object_schema({{"d", {{"anyOf", Json::array()}}}}, Json::array())).find("anyOf must be an array of 1 to"),
             std::string::npos);
   EXPECT_NE(message(object_schema({{"d", {{"anyOf", {{{"type", "string"}}}}, {"type", "string"}}}}, Json::array())).find("beside"),
@@ -356,6 +366,46 @@ TEST(SchemaPrefix, CountsCodePointsAndChecksUtf8) {
     EXPECT_FALSE(takes_whole(*any, "{\"s\":\"" + bad + "\"}")) << Json(bad).dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
+// "pattern" reads the string's code points (escapes decoded, surrogate pairs joined); "format"
+// is a pattern too.
+TEST(SchemaPrefix, HoldsStringsToPatternsAndFormats) {
+  auto one = [](const Json& string_schema) { return compiled(object_schema({{"s", string_schema}}, {"s"})); };
+  auto doc = [](const std::string& body) { return "{\"s\":\"" + body + "\"}"; };
+  auto code = one({{"type", "string"}, {"pattern", "^[A-Z]{2}-\\d{3}$"}});
+  ASSERT_TRUE(code);
+  EXPECT_TRUE(takes_whole(*code, doc("AB-123")));
+  for (const char* bad : {"AB-12", "ab-123", "AB-1234", "AB\\u002d123x"}) EXPECT_FALSE(takes_whole(*code, doc(bad))) << bad;
+  EXPECT_TRUE(takes_whole(*code, doc("AB\\u002d123")));
+  auto search = one({{"type", "string"}, {"pattern", "ab"}});
+  ASSERT_TRUE(search);
+  EXPECT_TRUE(takes_whole(*search, doc("xxaby")));
+  EXPECT_FALSE(takes_whole(*search, doc("xaxb")));
+  auto lines = one({{"type", "string"}, {"pattern", "^a\nb\"$"}});
+  ASSERT_TRUE(lines);
+  EXPECT_TRUE(takes_whole(*lines, doc("a\\nb\\\"")));
+  EXPECT_FALSE(takes_whole(*lines, doc("a\\\\nb\\\"")));
+  auto astral = one({{"type", "string"}, {"pattern", "^.é$"}, {"maxLength", 2}});
+  ASSERT_TRUE(astral);
+  EXPECT_TRUE(takes_whole(*astral, doc("\\ud83d\\ude00\\u00e9")));  // a pair is one code point
+  EXPECT_TRUE(takes_whole(*astral, doc("\xf0\x9f\x98\x80\xc3\xa9")));
+  EXPECT_FALSE(takes_whole(*astral, doc("\\ud83d\\u00e9")));
+  EXPECT_FALSE(takes_whole(*astral, doc("\\ude00\\u00e9")));
+  const std::vector<std::tuple<const char*, std::vector<const char*>, std::vector<const char*>>> formats = {
+      {"date", {"2024-02-29", "1999-12-31"}, {"2024-13-01", "2024-1-01", "24-01-01", "2024-01-32"}},
+      {"time", {"10:00:00Z", "23:59:60.123+01:00"}, {"24:00:00Z", "10:00Z", "10:00:00"}},
+      {"date-time", {"2024-01-01T10:00:00Z", "2024-01-01T10:00:00.5-05:30"}, {"2024-01-01 10:00:00Z", "2024-01-01T10:00:00"}},
+      {"uuid", {"123e4567-e89b-12d3-a456-426614174000"}, {"123e4567e89b12d3a456426614174000", "123e4567-e89b-12d3-a456-42661417400g"}},
+      {"email", {"a.b+c@example.co.uk", "x@y.z"}, {"a@b", "@b.c", "a b@c.d", "a@-b.c"}},
+      {"ipv4", {"192.168.0.1", "0.0.0.0", "255.255.255.255"}, {"256.1.1.1", "1.2.3", "01.2.3.4"}},
+      {"hostname", {"example.com", "a-b.c"}, {"-a.com", "a..b", "a_b.com"}}};
+  for (const auto& [format, good, bad] : formats) {
+    auto s = one({{"type", "string"}, {"format", format}});
+    ASSERT_TRUE(s) << format;
+    for (const char* g : good) EXPECT_TRUE(takes_whole(*s, doc(g))) << format << " " << g;
+    for (const char* b : bad) EXPECT_FALSE(takes_whole(*s, doc(b))) << format << " " << b;
+  }
+}
+
 // Random schemas (unions of alternatives with shared prefixes, $refs that may recur): every
 // conforming document (compact or indented) is taken whole, and whatever a mutated one is taken
 // whole as must conform and parse.
@@ -468,9 +518,12 @@ TEST(SchemaConstraint, MaskMatchesFeedingEveryToken) {
                  {"items", {{"anyOf", {object_schema({{"a", {{"type", "integer"}}}, {"b", {{"type", "string"}}}}, {"a", "b"}),
                                        object_schema({{"a", {{"type", "number"}}}, {"c", {{"type", "boolean"}}}}, {"a"})}}}}}}},
       {"name", "tags"});
+  const Json patterned = object_schema({{"code", {{"type", "string"}, {"pattern", "^[a-e]+\\d?$"}}}, {"when", {{"type", "string"}, {"format", "date"}}}},
+                                       {"code", "when"});
   const std::vector<std::pair<Json, std::string>> cases = {
       {plain, "{\"name\": \"x\\\"y\xc3\xa9\", \"age\": -12, \"tags\": [12, \"red\", 1]}"},
-      {unions, "{\"name\": \"x\xe6\x97\xa5z\", \"tags\": [{\"a\": 1, \"b\": \"q\"}, {\"a\": 1.5}, {\"a\": 2, \"c\": true}]}"}};
+      {unions, "{\"name\": \"x\xe6\x97\xa5z\", \"tags\": [{\"a\": 1, \"b\": \"q\"}, {\"a\": 1.5}, {\"a\": 2, \"c\": true}]}"},
+      {patterned, "{\"code\": \"dea7\", \"when\": \"2024-12-05\"}"}};
   for (const auto& [schema, doc] : cases) {
     auto s = compiled(schema);
     ASSERT_TRUE(s);

@@ -22,8 +22,8 @@ std::vector<JsonSchema::Tool> tools() {
               "hours": {"type": "array", "items": {"type": "integer"}, "maxItems": 3},
               "detail": {"anyOf": [{"type": "boolean"}, {"type": "null"}]}},
             "required": ["city", "days"]})")},
-          {"write_file", Json::parse(R"({"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
-            "required": ["path", "content"]})")},
+          {"write_file", Json::parse(R"({"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"},
+            "mode": {"type": "string", "pattern": "^[0-7]{3}\n?$"}}, "required": ["path", "content"]})")},
           {"ping", nullptr}};
 }
 
@@ -62,6 +62,8 @@ TEST(XmlCall, TakesCallsOfTheToolsAsTheirParametersSay) {
            call_text("get_weather", {{"city", "x\ny"}, {"days", "1"}, {"detail", "true"}}),
            call_text("write_file", {{"path", "a.html"}, {"content", "<p>hi</p>\n</div>\n<parameter=x>"}}),
            call_text("write_file", {{"content", ""}, {"path", "</paramete"}}),
+           call_text("write_file", {{"path", "a"}, {"content", "b"}, {"mode", "644"}}),
+           call_text("write_file", {{"path", "a"}, {"content", "b"}, {"mode", "644\n"}}),
            call_text("ping", {})}) {
     EXPECT_TRUE(takes_whole(*call, good)) << good;
   }
@@ -79,6 +81,9 @@ TEST(XmlCall, TakesCallsOfTheToolsAsTheirParametersSay) {
            call_text("write_file", {{"path", "a"}, {"content", "</tool_call>"}}),
            call_text("write_file", {{"path", "a"}, {"content", "x</function>"}}),
            call_text("write_file", {{"path", "\xc3"}, {"content", "x"}}),
+           call_text("write_file", {{"path", "a"}, {"content", "b"}, {"mode", "648"}}),
+           call_text("write_file", {{"path", "a"}, {"content", "b"}, {"mode", "6444"}}),
+           call_text("write_file", {{"path", "a"}, {"content", "b"}, {"mode", "644\n\n"}}),
            call_text("other", {}),
            call_text("ping", {{"x", "1"}}),
            std::string("<tool_call>\n<function=ping>\n</function>"),
@@ -98,9 +103,9 @@ TEST(XmlCall, RefusesNamesItCannotWrite) {
   EXPECT_NE(bad.status().message().find("<function="), std::string::npos);
   auto key = XmlCall::compile({{"f", Json::parse(R"({"type": "object", "properties": {"a\nb": {"type": "integer"}}})")}});
   ASSERT_FALSE(key.ok());
-  auto pattern = XmlCall::compile({{"f", Json::parse(R"({"type": "object", "properties": {"a": {"type": "string", "pattern": "x"}}})")}});
-  ASSERT_FALSE(pattern.ok());
-  EXPECT_NE(pattern.status().message().find("'pattern'"), std::string::npos);
+  auto minimum = XmlCall::compile({{"f", Json::parse(R"({"type": "object", "properties": {"a": {"type": "integer", "minimum": 0}}})")}});
+  ASSERT_FALSE(minimum.ok());
+  EXPECT_NE(minimum.status().message().find("'minimum'"), std::string::npos);
 }
 
 TEST(XmlCallConstraint, MaskMatchesFeedingEveryToken) {
