@@ -15,10 +15,11 @@ const std::set<std::string> kAnnotations = {"title", "description", "default", "
                                             "$comment", "strict", "$defs", "definitions"};
 const std::set<std::string> kKeywords = {"type", "enum", "const", "properties", "required", "additionalProperties",
                                          "items", "minItems", "maxItems", "minLength", "maxLength", "pattern", "format",
-                                         "anyOf", "oneOf", "allOf", "$ref"};
+                                         "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "anyOf", "oneOf",
+                                         "allOf", "$ref"};
 constexpr const char* kSubset =
     "type, enum, const, properties, required, items, minItems, maxItems, minLength, maxLength, pattern, format, "
-    "anyOf, oneOf, allOf of one schema and $ref";
+    "minimum, maximum, exclusiveMinimum, exclusiveMaximum, anyOf, oneOf, allOf of one schema and $ref";
 
 // The formats held to, as patterns (RFC 3339 dates and times, RFC 4122 UUIDs, RFC 5321 addresses
 // without quoted local parts or address literals, RFC 1123 host names).
@@ -40,6 +41,36 @@ Result<uint32_t> count_of(const Json& s, const char* key, uint32_t absent, const
   if (!it->is_number_integer() || it->get<int64_t>() < 0 || it->get<uint64_t>() > UINT32_MAX)
     return error("%s.%s must be a non-negative integer", where.c_str(), key);
   return uint32_t(it->get<uint64_t>());
+}
+
+// minimum / maximum and their exclusive forms (numbers, or draft 4's booleans on minimum / maximum).
+Result<NumberBounds> bounds_of(const Json& s, bool integer, const std::string& where) {
+  NumberBounds b;
+  for (const char* key : {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}) {
+    auto it = s.find(key);
+    if (it == s.end()) continue;
+    const std::string k = key;
+    const bool lower = k == "minimum" || k == "exclusiveMinimum", exclusive = k.rfind("exclusive", 0) == 0;
+    if (it->is_boolean()) {  // draft 4: the plain bound is exclusive
+      if (!exclusive) return error("%s.%s must be a number", where.c_str(), key);
+      (lower ? b.lo_open : b.hi_open) = it->get<bool>();
+      continue;
+    }
+    if (!it->is_number()) return error("%s.%s must be a number", where.c_str(), key);
+    const long double v = it->get<double>();
+    if (lower && (v > b.lo || (v == b.lo && exclusive))) {
+      b.lo = v;
+      b.lo_open = exclusive;
+    } else if (!lower && (v < b.hi || (v == b.hi && exclusive))) {
+      b.hi = v;
+      b.hi_open = exclusive;
+    }
+  }
+  const bool empty = integer ? (b.lo_open ? std::floor(b.lo) + 1 : std::ceil(b.lo)) > (b.hi_open ? std::ceil(b.hi) - 1 : std::floor(b.hi))
+                             : b.lo > b.hi || (b.lo == b.hi && (b.lo_open || b.hi_open));
+  if (empty)
+    return error("%s: no %s is within its minimum and maximum", where.c_str(), integer ? "integer" : "number");
+  return b;
 }
 
 // The first keyword of `s` other than `keyword` and the annotations, or "".
@@ -168,10 +199,9 @@ Result<int> JsonSchema::add(const Json& s, int depth, const std::string& where, 
       ZINC_ASSIGN_OR_RETURN(n.max, count_of(s, "maxLength", UINT32_MAX, where));
       if (n.min > n.max) return error("%s: minLength is above maxLength", where.c_str());
       ZINC_ASSIGN_OR_RETURN(n.pattern, add_pattern(s, where));
-    } else if (t == "number") {
-      n.kind = Kind::kNumber;
-    } else if (t == "integer") {
-      n.kind = Kind::kInteger;
+    } else if (t == "number" || t == "integer") {
+      n.kind = t == "number" ? Kind::kNumber : Kind::kInteger;
+      ZINC_ASSIGN_OR_RETURN(n.bounds, bounds_of(s, n.kind == Kind::kInteger, where));
     } else if (t == "boolean") {
       n.kind = Kind::kLiterals;
       n.literals = {"true", "false"};
@@ -346,12 +376,13 @@ SchemaPrefix::Path& SchemaPrefix::Path::operator=(const Path& o) {
   depth_ = o.depth_;
   done_ = o.done_;
   space_ = o.space_;
+  number_ = o.number_;
   std::copy(o.frames_.begin(), o.frames_.begin() + depth_, frames_.begin());
   return *this;
 }
 
 bool SchemaPrefix::Path::operator==(const Path& o) const {
-  return depth_ == o.depth_ && done_ == o.done_ && space_ == o.space_ &&
+  return depth_ == o.depth_ && done_ == o.done_ && space_ == o.space_ && number_ == o.number_ &&
          std::equal(frames_.begin(), frames_.begin() + depth_, o.frames_.begin());
 }
 
@@ -422,7 +453,10 @@ SchemaPrefix::Step SchemaPrefix::Path::start(const JsonSchema& schema, Frame& f,
     case JsonSchema::Kind::kInteger:
       if (!f.number.start(c)) return Step::kFail;
       f.phase = Phase::kNumber;
-      return Step::kOk;
+      if (!n.bounds.any()) return Step::kOk;
+      number_ = NumberProgress();
+      number_.take(c);
+      return number_.feasible(n.bounds, n.kind == JsonSchema::Kind::kInteger) ? Step::kOk : Step::kFail;
     case JsonSchema::Kind::kLiterals: {
       f.phase = Phase::kLiteral;
       f.pos = 0;
@@ -511,6 +545,23 @@ SchemaPrefix::Step SchemaPrefix::Path::string(const JsonSchema& schema, Frame& f
   return f.dfa == Regex::kDead ? Step::kFail : Step::kOk;
 }
 
+// A number's byte; bounds are checked on every prefix (and exponents refused) where there are some.
+SchemaPrefix::Step SchemaPrefix::Path::number(const JsonSchema& schema, Frame& f, uint8_t c) {
+  const JsonSchema::Node& n = schema.node(f.node);
+  const bool integer = n.kind == JsonSchema::Kind::kInteger, bounded = n.bounds.any();
+  if (bounded && (c == 'e' || c == 'E')) return Step::kFail;
+  const json_lex::Step s = f.number.step(c, integer);
+  if (s == json_lex::Step::kFail) return Step::kFail;
+  if (s == json_lex::Step::kEnded) {  // a whole number ends before c
+    if (bounded && !n.bounds.holds(number_.value())) return Step::kFail;
+    end_value();
+    return Step::kAgain;
+  }
+  if (!bounded) return Step::kOk;
+  number_.take(c);
+  return number_.feasible(n.bounds, integer) ? Step::kOk : Step::kFail;
+}
+
 SchemaPrefix::Step SchemaPrefix::Path::step(const JsonSchema& schema, uint8_t c) {
   if (done_ || depth_ == 0) return Step::kFail;
   Frame& f = top();
@@ -538,12 +589,8 @@ SchemaPrefix::Step SchemaPrefix::Path::step(const JsonSchema& schema, uint8_t c)
       return start(schema, f, c);
     case Phase::kString:
       return string(schema, f, c);
-    case Phase::kNumber: {
-      const json_lex::Step s = f.number.step(c, n.kind == JsonSchema::Kind::kInteger);
-      if (s != json_lex::Step::kEnded) return s == json_lex::Step::kTaken ? Step::kOk : Step::kFail;
-      end_value();  // a whole number ends before c
-      return Step::kAgain;
-    }
+    case Phase::kNumber:
+      return number(schema, f, c);
     case Phase::kLiteral:
       return literal(schema, f, c);
     case Phase::kObjOpen:

@@ -7,6 +7,8 @@
 //   - "enum" and "const" (any JSON values, written compactly);
 //   - object "properties" written in the order listed, those in "required" always, the others
 //     optional, and no other keys (additionalProperties is accepted and never used);
+//   - "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum" (numbers, or draft 4's
+//     booleans) of integers and numbers (a bounded number is written without an exponent);
 //   - array "items" with "minItems" and "maxItems"; string "minLength" and "maxLength" (code
 //     points, an escape counting as one), "pattern" (engine/regex.h) or "format" (date, time,
 //     date-time, uuid, email, ipv4, hostname: each read as a pattern);
@@ -15,7 +17,7 @@
 //   - "$ref" to "#" or a JSON pointer into the same document ("#/$defs/Name", "#/definitions/Name"),
 //     recursion included.
 // Annotations (title, description, default, examples, $schema, $id, $comment, strict, $defs,
-// definitions) are ignored. Any other keyword (minimum, multipleOf, ...) is refused by
+// definitions) are ignored. Any other keyword (multipleOf, patternProperties, ...) is refused by
 // compile(), named in the error, rather than ignored: the output would not be held to it. The top
 // level must be an object (as OpenAI requires). Whitespace between tokens as in JsonPrefix
 // (json_lex::Spacing).
@@ -30,6 +32,7 @@
 
 #include "core/status.h"
 #include "engine/json_lex.h"
+#include "engine/number_bounds.h"
 #include "engine/prefix_constraint.h"
 #include "engine/regex.h"
 
@@ -60,6 +63,7 @@ class JsonSchema {
     uint32_t min = 0, max = UINT32_MAX;  // kArray: items; kString: code points
     std::vector<int> alternatives;      // kUnion
     int pattern = -1;                   // kString: the Regex its value must match, or -1
+    NumberBounds bounds;                // kNumber, kInteger
   };
 
   static Result<std::shared_ptr<const JsonSchema>> compile(const nlohmann::ordered_json& schema);
@@ -149,6 +153,7 @@ class SchemaPrefix {
     Step start(const JsonSchema& schema, Frame& f, uint8_t c);
     Step literal(const JsonSchema& schema, Frame& f, uint8_t c);
     Step string(const JsonSchema& schema, Frame& f, uint8_t c);
+    Step number(const JsonSchema& schema, Frame& f, uint8_t c);
     Step end_value();  // the innermost value is whole: pop it
     bool structural(const Frame& f) const;
 
@@ -156,6 +161,7 @@ class SchemaPrefix {
     uint8_t depth_ = 0;
     bool done_ = false;
     json_lex::Spacing space_;
+    NumberProgress number_;  // the number being written (always the innermost value) when bounded
   };
 
   bool feed_path(size_t i, uint8_t c);

@@ -74,8 +74,15 @@ bool conforms(const Json& in, const Json& v, const Json& root) {
     return v.is_string() && code_points(v.get<std::string>()) >= schema.value("minLength", size_t(0)) &&
            code_points(v.get<std::string>()) <= schema.value("maxLength", size_t(1) << 30) &&
            (!schema.contains("pattern") || std::regex_search(v.get<std::string>(), std::regex(schema["pattern"].get<std::string>())));
-  if (type == "integer") return v.is_number_integer();
-  if (type == "number") return v.is_number();
+  if (type == "integer" || type == "number") {
+    if (type == "integer" ? !v.is_number_integer() : !v.is_number()) return false;
+    const double x = v.get<double>();
+    if (schema.contains("minimum") && x < schema["minimum"].get<double>()) return false;
+    if (schema.contains("maximum") && x > schema["maximum"].get<double>()) return false;
+    if (schema.contains("exclusiveMinimum") && x <= schema["exclusiveMinimum"].get<double>()) return false;
+    if (schema.contains("exclusiveMaximum") && x >= schema["exclusiveMaximum"].get<double>()) return false;
+    return true;
+  }
   if (type == "boolean") return v.is_boolean();
   if (type == "null") return v.is_null();
   if (type == "array") {
@@ -106,8 +113,16 @@ Json random_schema(std::mt19937& rng, int depth, Json& defs) {
   const int kind = int(rng() % (depth >= 3 ? 8 : 13));
   switch (kind) {
     case 0: return {{"type", "string"}};
-    case 1: return {{"type", "integer"}};
-    case 2: return {{"type", "number"}, {"description", "ignored"}};
+    case 1:
+    case 2: {
+      Json s = {{"type", kind == 1 ? "integer" : "number"}, {"description", "ignored"}};
+      const char* keys[] = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"};
+      const double values[] = {-20, 0, 1.5, 7, 150};
+      for (int k = int(rng() % 3); k > 0; --k) s[keys[rng() % 4]] = values[rng() % 5];
+      const Json wrapped = {{"type", "object"}, {"properties", {{"v", s}}}};
+      if (!JsonSchema::compile(wrapped).ok()) s = {{"type", "integer"}};  // bounds that hold nothing
+      return s;
+    }
     case 3: return {{"type", "boolean"}};
     case 4: return {{"enum", Json::array({"red", 12, 1, nullptr, true, "r"})}};  // scalars: arrays and objects are matched compact
     case 5: return {{"type", Json::array({"string", "null"})}};
@@ -175,8 +190,11 @@ Json instance(std::mt19937& rng, const Json& in, const Json& root, int depth = 0
     for (size_t n = lo + (hi > lo ? rng() % (hi - lo + 1) : 0); n > 0; --n) t += pieces[rng() % 7];
     return t;
   }
-  if (type == "integer") return int64_t(rng() % 2000) - 1000;
-  if (type == "number") return std::ldexp(double(int32_t(rng())), -int(rng() % 30));
+  if (type == "integer") return rng() % 2 ? int64_t(rng() % 2000) - 1000 : int64_t(rng() % 40) - 20;
+  if (type == "number") {
+    if (schema.size() > 2) return double(int(rng() % 400) - 200) / 8;  // bounded: written without an exponent
+    return std::ldexp(double(int32_t(rng())), -int(rng() % 30));
+  }
   if (type == "boolean") return bool(rng() & 1);
   if (type == "null") return nullptr;
   if (type == "array") {
@@ -206,7 +224,14 @@ TEST(JsonSchema, CompileRefusesWhatItCannotHoldOutputTo) {
     return r.ok() ? std::string("compiled") : r.status().message();
   };
   EXPECT_NE(message({{"type", "string"}}).find("top level"), std::string::npos);
-  EXPECT_NE(message(object_schema({{"d", {{"type", "integer"}, {"minimum", 3}}}}, Json::array())).find("'minimum'"), std::string::npos);
+  EXPECT_NE(message(object_schema({{"d", {{"type", "integer"}, {"multipleOf", 3}}}}, Json::array())).find("'multipleOf'"), std::string::npos);
+  EXPECT_NE(message(object_schema({{"d", {{"type", "integer"}, {"minimum", 3}, {"maximum", 2}}}}, Json::array())).find("no integer"),
+            std::string::npos);
+  EXPECT_NE(message(object_schema({{"d", {{"type", "integer"}, {"exclusiveMinimum", 2}, {"exclusiveMaximum", 3}}}}, Json::array()))
+                .find("no integer"),
+            std::string::npos);
+  EXPECT_NE(message(object_schema({{"d", {{"type", "number"}, {"minimum", "3"}}}}, Json::array())).find("must be a number"),
+            std::string::npos);
   EXPECT_NE(message(object_schema({{"d", {{"type", "string"}, {"pattern", "(?=a)"}}}}, Json::array())).find("pattern: lookaround"),
             std::string::npos);
   EXPECT_NE(message(object_schema({{"d", {{"type", "string"}, {"format", "uri"}}}}, Json::array())).find("format \"uri\""),
@@ -366,6 +391,34 @@ TEST(SchemaPrefix, CountsCodePointsAndChecksUtf8) {
     EXPECT_FALSE(takes_whole(*any, "{\"s\":\"" + bad + "\"}")) << Json(bad).dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
+// Bounds hold on every prefix: a number that could only grow past them is cut off where it starts.
+TEST(SchemaPrefix, HoldsNumbersToTheirBounds) {
+  auto one = [](const Json& schema) { return compiled(object_schema({{"n", schema}}, {"n"})); };
+  auto doc = [](const std::string& v) { return "{\"n\":" + v + "}"; };
+  auto age = one({{"type", "integer"}, {"minimum", 0}, {"maximum", 150}});
+  ASSERT_TRUE(age);
+  for (const char* good : {"0", "7", "150", "99", "-0"}) EXPECT_TRUE(takes_whole(*age, doc(good))) << good;
+  for (const char* bad : {"-1", "151", "1500", "200"}) EXPECT_FALSE(takes_whole(*age, doc(bad))) << bad;
+  EXPECT_EQ(accepted(*age, doc("200")), 7u);  // "2" could still be 2..150; "20" too; "200" cannot
+  EXPECT_EQ(accepted(*age, doc("-1")), 6u);
+  auto share = one({{"type", "number"}, {"exclusiveMinimum", 0}, {"maximum", 1}});
+  ASSERT_TRUE(share);
+  for (const char* good : {"0.5", "1", "1.0", "0.001", "1.000"}) EXPECT_TRUE(takes_whole(*share, doc(good))) << good;
+  for (const char* bad : {"0", "0.0", "-0.5", "1.5", "1.0001", "2", "5e-1"}) EXPECT_FALSE(takes_whole(*share, doc(bad))) << bad;
+  auto draft4 = one({{"type", "integer"}, {"minimum", 1}, {"exclusiveMinimum", true}, {"maximum", 3}, {"exclusiveMaximum", true}});
+  ASSERT_TRUE(draft4);
+  EXPECT_TRUE(takes_whole(*draft4, doc("2")));
+  EXPECT_FALSE(takes_whole(*draft4, doc("1")));
+  EXPECT_FALSE(takes_whole(*draft4, doc("3")));
+  auto negative = one({{"type", "number"}, {"maximum", -10.5}});
+  ASSERT_TRUE(negative);
+  EXPECT_TRUE(takes_whole(*negative, doc("-10.5")));
+  EXPECT_TRUE(takes_whole(*negative, doc("-12345")));
+  EXPECT_FALSE(takes_whole(*negative, doc("-10.4")));
+  EXPECT_FALSE(takes_whole(*negative, doc("3")));
+  EXPECT_TRUE(takes_whole(*one({{"type", "number"}}), doc("5e-1")));  // unbounded numbers keep exponents
+}
+
 // "pattern" reads the string's code points (escapes decoded, surrogate pairs joined); "format"
 // is a pattern too.
 TEST(SchemaPrefix, HoldsStringsToPatternsAndFormats) {
@@ -486,9 +539,9 @@ TEST(JsonSchema, ToolCallsFollowTheNamedToolsParameters) {
   for (char c : std::string("{\"name\": \"get_time\", \"parameters\": {\"zone\": \"CET\"}}")) ok = ok && s.feed(uint8_t(c));
   EXPECT_TRUE(ok && s.complete());
   // A tool whose parameters use a keyword outside the subset cannot be forced.
-  auto bad = JsonSchema::compile_call({{"f", object_schema({{"n", {{"type", "integer"}, {"minimum", 0}}}}, Json::array())}}, "arguments");
+  auto bad = JsonSchema::compile_call({{"f", object_schema({{"n", {{"type", "integer"}, {"multipleOf", 2}}}}, Json::array())}}, "arguments");
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("'minimum'"), std::string::npos) << bad.status().message();
+  EXPECT_NE(bad.status().message().find("'multipleOf'"), std::string::npos) << bad.status().message();
 }
 
 // The constraint allows exactly the tokens whose whole text the recogniser takes.

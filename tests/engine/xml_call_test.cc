@@ -103,9 +103,9 @@ TEST(XmlCall, RefusesNamesItCannotWrite) {
   EXPECT_NE(bad.status().message().find("<function="), std::string::npos);
   auto key = XmlCall::compile({{"f", Json::parse(R"({"type": "object", "properties": {"a\nb": {"type": "integer"}}})")}});
   ASSERT_FALSE(key.ok());
-  auto minimum = XmlCall::compile({{"f", Json::parse(R"({"type": "object", "properties": {"a": {"type": "integer", "minimum": 0}}})")}});
-  ASSERT_FALSE(minimum.ok());
-  EXPECT_NE(minimum.status().message().find("'minimum'"), std::string::npos);
+  auto multiple = XmlCall::compile({{"f", Json::parse(R"({"type": "object", "properties": {"a": {"type": "integer", "multipleOf": 2}}})")}});
+  ASSERT_FALSE(multiple.ok());
+  EXPECT_NE(multiple.status().message().find("'multipleOf'"), std::string::npos);
 }
 
 TEST(XmlCallConstraint, MaskMatchesFeedingEveryToken) {

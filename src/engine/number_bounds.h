@@ -1,0 +1,80 @@
+// JSON Schema's minimum / maximum / exclusiveMinimum / exclusiveMaximum held while a number is
+// written: after each byte, whether some number starting with the bytes so far is within the
+// bounds. A bounded number is written without an exponent (as an integer always is); values are
+// followed in long double, exact for integers up to 2^64.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace zinc::engine {
+
+struct NumberBounds {
+  long double lo = -std::numeric_limits<long double>::infinity();
+  long double hi = std::numeric_limits<long double>::infinity();
+  bool lo_open = false, hi_open = false;
+  bool any() const { return std::isfinite(lo) || std::isfinite(hi); }
+  bool holds(long double v) const { return (lo_open ? v > lo : v >= lo) && (hi_open ? v < hi : v <= hi); }
+};
+
+// A number's bytes so far (sign, integer digits, '.', fraction digits).
+class NumberProgress {
+ public:
+  void take(uint8_t c) {
+    if (c == '-') negative_ = true;
+    else if (c == '.') dot_ = true;
+    else if (dot_) frac_ = frac_ * 10 + (c - '0'), ++frac_digits_;
+    else whole_ = whole_ * 10 + (c - '0'), ++digits_;
+  }
+  long double value() const {
+    const long double v = whole_ + (frac_digits_ ? frac_ / std::pow(10.0L, frac_digits_) : 0.0L);
+    return negative_ ? -v : v;
+  }
+  // Whether a number the bytes so far begin (perhaps these alone) can be within b.
+  bool feasible(const NumberBounds& b, bool integer) const {
+    if (negative_) {  // -x within [lo, hi] when x within [-hi, -lo]
+      NumberBounds m{-b.hi, -b.lo, b.hi_open, b.lo_open};
+      return feasible_magnitude(m, integer);
+    }
+    return feasible_magnitude(b, integer);
+  }
+  bool operator==(const NumberProgress&) const = default;
+
+ private:
+  // Some magnitude x this prefix can still become (sign aside) within b.
+  bool feasible_magnitude(const NumberBounds& b, bool integer) const {
+    if (digits_ == 0) return meets(0, std::numeric_limits<long double>::infinity(), b, integer);  // just "-"
+    if (dot_) {
+      const long double unit = std::pow(10.0L, -int(frac_digits_));
+      const long double low = whole_ + frac_ * unit;
+      return meets(low, low + unit, b, false);
+    }
+    if (whole_ == 0) return meets(0, integer ? 0 : 1, b, integer);  // "0": 0, or 0.xxx
+    // whole_ followed by k more digits: [whole_ 10^k, (whole_ + 1) 10^k)
+    for (long double scale = 1; std::isfinite(whole_ * scale); scale *= 10) {
+      const long double low = whole_ * scale;
+      if (b.hi < low) return false;
+      if (meets(low, integer ? (whole_ + 1) * scale - 1 : (whole_ + 1) * scale, b, integer)) return true;
+    }
+    return false;
+  }
+  // Integers: [a, z] holds an integer within b. Numbers: [a, z) meets b.
+  static bool meets(long double a, long double z, const NumberBounds& b, bool integer) {
+    if (integer) {
+      long double low = std::max(a, b.lo_open ? std::floor(b.lo) + 1 : std::ceil(b.lo));
+      long double high = std::min(z, b.hi_open ? std::ceil(b.hi) - 1 : std::floor(b.hi));
+      return low <= high;
+    }
+    const long double low = std::max(a, b.lo);
+    if (!(low < z)) return false;
+    if (low < b.hi) return true;
+    return low == b.hi && !b.hi_open && !(b.lo_open && b.lo == low);
+  }
+
+  long double whole_ = 0, frac_ = 0;
+  uint16_t digits_ = 0, frac_digits_ = 0;
+  bool negative_ = false, dot_ = false;
+};
+
+}  // namespace zinc::engine
