@@ -111,7 +111,7 @@ Result<std::shared_ptr<const JsonSchema>> JsonSchema::compile_call(const std::ve
   args.required = true;
   for (const Tool& t : tools) {
     names.literals.push_back(Json(t.name).dump());
-    const Json params = t.parameters.is_null() ? Json{{"type", "object"}} : t.parameters;
+    const Json params = t.parameters.is_null() ? Json{{"type", "object"}, {"additionalProperties", false}} : t.parameters;
     const std::string where = "tool '" + t.name + "' parameters";
     Refs refs{&params, {}, {}};
     ZINC_ASSIGN_OR_RETURN(int node, s->add(params, 1, where, refs));
@@ -189,6 +189,11 @@ Result<int> JsonSchema::add(const Json& s, int depth, const std::string& where, 
       n.nullable = true;
       type = type[0];
     }
+    if (type.is_null() && (s.contains("properties") || s.contains("additionalProperties"))) type = "object";
+    if (type.is_null() && beside(s, "") .empty()) {  // {}: any value
+      nodes_.pop_back();
+      return any_value();
+    }
     if (!type.is_string())
       return error("%s needs a 'type' (string, number, integer, boolean, null, object, array, or an array of them), "
                    "an 'enum', a 'const', an 'anyOf' or a '$ref'", where.c_str());
@@ -226,6 +231,14 @@ Result<int> JsonSchema::add(const Json& s, int depth, const std::string& where, 
         ZINC_ASSIGN_OR_RETURN(p.node, add(sub, depth + 1, where + ".properties." + name, refs));
         n.properties.push_back(std::move(p));
       }
+      const Json others = s.value("additionalProperties", Json());
+      if (others.is_object()) {
+        ZINC_ASSIGN_OR_RETURN(n.extra, add(others, depth + 1, where + ".additionalProperties", refs));
+      } else if (others == true || (others.is_null() && props.empty())) {
+        n.extra = any_value();
+      } else if (!others.is_null() && others != false) {
+        return error("%s.additionalProperties must be true, false or a schema", where.c_str());
+      }
     } else if (t == "array") {
       n.kind = Kind::kArray;
       auto items = s.find("items");
@@ -262,6 +275,24 @@ Result<int> JsonSchema::add_pattern(const Json& s, const std::string& where) {
   if (!regex.ok()) return error("%s: %s", where.c_str(), regex.status().message().c_str());
   patterns_.push_back(std::move(*regex));
   return int(patterns_.size()) - 1;
+}
+
+int JsonSchema::any_value() {
+  if (any_ >= 0) return any_;
+  any_ = reserve();
+  Node any;
+  any.kind = Kind::kUnion;
+  for (Kind kind : {Kind::kString, Kind::kNumber, Kind::kLiterals, Kind::kArray, Kind::kObject}) {
+    Node n;
+    n.kind = kind;
+    if (kind == Kind::kLiterals) n.literals = {"true", "false", "null"};
+    if (kind == Kind::kArray) n.items = any_;
+    if (kind == Kind::kObject) n.extra = any_;
+    any.alternatives.push_back(reserve());
+    nodes_.back() = std::move(n);
+  }
+  nodes_[size_t(any_)] = std::move(any);
+  return any_;
 }
 
 Result<int> JsonSchema::add_ref(const std::string& ref, int depth, const std::string& where, Refs& refs) {
@@ -430,7 +461,7 @@ SchemaPrefix::Step SchemaPrefix::Path::end_value() {
     return Step::kOk;
   }
   Frame& parent = frames_[depth_ - 1];
-  if (parent.phase == Phase::kObjValue && parent.next == 1) parent.choice = choice;  // what the first property took
+  if (parent.phase == Phase::kObjValue && parent.next == 1 && !parent.extra) parent.choice = choice;  // what the first property took
   parent.phase = parent.phase == Phase::kObjValue ? Phase::kObjNext : Phase::kArrNext;
   return Step::kOk;
 }
@@ -598,35 +629,52 @@ SchemaPrefix::Step SchemaPrefix::Path::step(const JsonSchema& schema, uint8_t c)
       if (c == '}' && f.phase == Phase::kObjOpen) return required_left() ? Step::kFail : end_value();
       if (c != '"') return Step::kFail;
       f.cand = allowed_keys();
-      if (f.cand == 0) return Step::kFail;
+      f.listed = n.properties.size() >= 64 ? ~uint64_t(0) : (uint64_t(1) << n.properties.size()) - 1;
+      f.extra = n.extra >= 0;
+      f.string = json_lex::StringBody();
+      if (f.cand == 0 && !f.extra) return Step::kFail;
       f.phase = Phase::kKey;
       f.pos = 1;
       return Step::kOk;
     case Phase::kKey: {
-      uint64_t next = 0;
+      uint64_t next = 0, listed = 0;
       for (size_t i = 0; i < n.properties.size(); ++i)
-        if ((f.cand >> i & 1u) && f.pos < n.properties[i].key.size() && uint8_t(n.properties[i].key[f.pos]) == c)
-          next |= uint64_t(1) << i;
-      if (next == 0) return Step::kFail;
+        if ((f.listed >> i & 1u) && f.pos < n.properties[i].key.size() && uint8_t(n.properties[i].key[f.pos]) == c) {
+          listed |= uint64_t(1) << i;
+          if (f.cand >> i & 1u) next |= uint64_t(1) << i;
+        }
+      json_lex::Step other = json_lex::Step::kFail;  // the key read as one of no listed property
+      if (f.extra) other = f.string.step(c);
+      if (next == 0 && other == json_lex::Step::kFail) return Step::kFail;
       f.cand = next;
+      f.listed = listed;
+      f.extra = other != json_lex::Step::kFail;
       ++f.pos;
       for (size_t i = 0; i < n.properties.size(); ++i)
         if ((next >> i & 1u) && n.properties[i].key.size() == f.pos) {  // a whole key (quoted: no other continues it)
           f.next = uint16_t(i + 1);
           f.phase = Phase::kColon;
+          f.extra = false;
+          return Step::kOk;
         }
+      if (other == json_lex::Step::kEnded) {  // another key, unless it names a listed property
+        for (size_t i = 0; i < n.properties.size(); ++i)
+          if ((listed >> i & 1u) && n.properties[i].key.size() == f.pos) return Step::kFail;
+        f.phase = Phase::kColon;
+      }
       return Step::kOk;
     }
     case Phase::kColon:
       if (c != ':') return Step::kFail;
       f.phase = Phase::kObjValue;
+      if (f.extra) return push(n.extra) ? Step::kOk : Step::kFail;
       {
         const JsonSchema::Property& prop = n.properties[f.next - 1];
         return push(prop.by_choice.empty() ? prop.node : prop.by_choice[f.choice]) ? Step::kOk : Step::kFail;
       }
     case Phase::kObjNext:
       if (c == '}') return required_left() ? Step::kFail : end_value();
-      if (c != ',' || allowed_keys() == 0) return Step::kFail;
+      if (c != ',' || (allowed_keys() == 0 && n.extra < 0)) return Step::kFail;
       f.phase = Phase::kObjComma;
       return Step::kOk;
     case Phase::kArrOpen:

@@ -6,7 +6,10 @@
 //   - "type" string, number, integer, boolean, null, object or array, or an array of them;
 //   - "enum" and "const" (any JSON values, written compactly);
 //   - object "properties" written in the order listed, those in "required" always, the others
-//     optional, and no other keys (additionalProperties is accepted and never used);
+//     optional; other keys, anywhere among them, where "additionalProperties" is true or a
+//     schema, or where an object lists no properties and says nothing of others (as llama.cpp
+//     reads it: listed properties and no additionalProperties means none);
+//   - a schema without a type or other keywords ({}): any JSON value;
 //   - "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum" (numbers, or draft 4's
 //     booleans) of integers and numbers (a bounded number is written without an exponent);
 //   - array "items" with "minItems" and "maxItems"; string "minLength" and "maxLength" (code
@@ -59,6 +62,7 @@ class JsonSchema {
     bool nullable = false;              // type [T, "null"]
     std::vector<std::string> literals;  // kLiterals: each value's compact JSON text
     std::vector<Property> properties;   // kObject
+    int extra = -1;                     // kObject: the node of values under other keys, or -1: none
     int items = -1;                     // kArray
     uint32_t min = 0, max = UINT32_MAX;  // kArray: items; kString: code points
     std::vector<int> alternatives;      // kUnion
@@ -83,11 +87,13 @@ class JsonSchema {
   Result<int> add_ref(const std::string& ref, int depth, const std::string& where, Refs& refs);
   Result<int> add_union(const nlohmann::ordered_json& alternatives, int depth, const std::string& where, Refs& refs);
   Result<int> add_pattern(const nlohmann::ordered_json& s, const std::string& where);
+  int any_value();  // the node of any JSON value, made on first use
   int reserve();  // a node to fill in once its parts are made
   Status check_unions() const;
   std::vector<Node> nodes_;
   std::vector<Regex> patterns_;
   int root_ = 0;
+  int any_ = -1;
 };
 
 // Reads bytes against a compiled schema (which must outlive it); a copyable value for
@@ -118,7 +124,8 @@ class SchemaPrefix {
   };
   enum class Step : uint8_t { kFail, kOk, kAgain };  // kAgain: c is not read yet (a value ended before it, or began)
   struct Frame {
-    uint64_t cand = 0;   // kKey: properties, kLiteral: literals still possible
+    uint64_t cand = 0;   // kKey: properties that may come here, kLiteral: literals, still possible
+    uint64_t listed = 0; // kKey: properties matching so far, wherever they may come
     uint32_t count = 0;  // kArr*: items so far; kString: code points so far
     uint16_t dfa = 0;    // kString with a pattern: the Regex's state
     uint16_t high = 0;   // kString with a pattern: a \uD8xx escape waiting for its low half
@@ -128,6 +135,7 @@ class SchemaPrefix {
     Phase phase = Phase::kStart;
     bool null_literal = false;  // kLiteral: matching "null" for a nullable node
     uint8_t choice = 0;         // kLiteral: the value matched; objects: the one their first property took
+    bool extra = false;         // kKey: a key of no listed property may still be read; kColon, kObjValue: it was
     json_lex::StringBody string;
     json_lex::Number number;
     bool operator==(const Frame&) const = default;

@@ -61,7 +61,8 @@ bool conforms(const Json& in, const Json& v, const Json& root) {
       if (e == v) return true;
     return false;
   }
-  if (schema["type"].is_array()) {
+  if (!schema.contains("type") && !schema.contains("properties") && !schema.contains("additionalProperties")) return true;  // {}
+  if (schema.value("type", Json()).is_array()) {
     for (const auto& t : schema["type"]) {
       Json one = schema;
       one["type"] = t;
@@ -69,7 +70,7 @@ bool conforms(const Json& in, const Json& v, const Json& root) {
     }
     return false;
   }
-  const Json type = schema["type"];
+  const Json type = schema.value("type", Json("object"));
   if (type == "string")
     return v.is_string() && code_points(v.get<std::string>()) >= schema.value("minLength", size_t(0)) &&
            code_points(v.get<std::string>()) <= schema.value("maxLength", size_t(1) << 30) &&
@@ -94,17 +95,27 @@ bool conforms(const Json& in, const Json& v, const Json& root) {
   }
   if (!v.is_object()) return false;
   const Json props = schema.value("properties", Json::object()), required = schema.value("required", Json::array());
-  auto it = v.begin();
-  for (const auto& [name, sub] : props.items()) {
-    const bool req = std::find(required.begin(), required.end(), Json(name)) != required.end();
-    if (it != v.end() && it.key() == name) {
-      if (!conforms(sub, it.value(), root)) return false;
-      ++it;
-    } else if (req) {
-      return false;
+  const Json others = schema.value("additionalProperties", Json());
+  const bool extras = others == true || others.is_object() || (others.is_null() && props.empty());
+  std::vector<std::string> names;
+  for (const auto& [name, sub] : props.items()) names.push_back(name);
+  auto is_required = [&](size_t k) { return std::find(required.begin(), required.end(), Json(names[k])) != required.end(); };
+  size_t next = 0;  // listed properties come in order; others anywhere
+  for (const auto& [key, value] : v.items()) {
+    const size_t j = size_t(std::find(names.begin(), names.end(), key) - names.begin());
+    if (j == names.size()) {
+      if (!extras || (others.is_object() && !conforms(others, value, root))) return false;
+      continue;
     }
+    if (j < next) return false;
+    for (size_t k = next; k < j; ++k)
+      if (is_required(k)) return false;
+    if (!conforms(props[key], value, root)) return false;
+    next = j + 1;
   }
-  return it == v.end();
+  for (size_t k = next; k < names.size(); ++k)
+    if (is_required(k)) return false;
+  return true;
 }
 bool conforms(const Json& schema, const Json& v) { return conforms(schema, v, schema); }
 
@@ -112,7 +123,7 @@ bool conforms(const Json& schema, const Json& v) { return conforms(schema, v, sc
 Json random_schema(std::mt19937& rng, int depth, Json& defs) {
   const int kind = int(rng() % (depth >= 3 ? 8 : 13));
   switch (kind) {
-    case 0: return {{"type", "string"}};
+    case 0: return rng() % 4 ? Json{{"type", "string"}} : Json::object();  // {}: any value
     case 1:
     case 2: {
       Json s = {{"type", kind == 1 ? "integer" : "number"}, {"description", "ignored"}};
@@ -167,8 +178,26 @@ Json random_schema(std::mt19937& rng, int depth, Json& defs) {
         props[name] = random_schema(rng, depth + 1, defs);
         if (rng() % 3) required.push_back(name);
       }
-      return {{"type", "object"}, {"properties", props}, {"required", required}, {"additionalProperties", false}};
+      Json o = {{"type", "object"}, {"properties", props}, {"required", required}};
+      switch (rng() % 4) {  // absent: none where properties are listed, any where none are
+        case 0: o["additionalProperties"] = false; break;
+        case 1: o["additionalProperties"] = true; break;
+        case 2: o["additionalProperties"] = {{"type", "integer"}}; break;
+        default: break;
+      }
+      return o;
     }
+  }
+}
+
+Json any_value(std::mt19937& rng, int depth) {
+  switch (rng() % (depth > 4 ? 4 : 6)) {
+    case 0: return "v\"";
+    case 1: return int(rng() % 100) - 50;
+    case 2: return rng() % 2 == 0;
+    case 3: return nullptr;
+    case 4: return Json::array({any_value(rng, depth + 1), 1.5});
+    default: return {{"k", any_value(rng, depth + 1)}};
   }
 }
 
@@ -181,6 +210,7 @@ Json instance(std::mt19937& rng, const Json& in, const Json& root, int depth = 0
     if (schema.contains(key)) return instance(rng, schema[key][rng() % schema[key].size()], root, depth + 1);
   if (schema.contains("const")) return schema["const"];
   if (schema.contains("enum")) return schema["enum"][rng() % schema["enum"].size()];
+  if (!schema.contains("type") && !schema.contains("properties")) return any_value(rng, depth);
   Json type = schema["type"];
   if (type.is_array()) type = type[rng() % type.size()];
   if (type == "string") {
@@ -203,12 +233,20 @@ Json instance(std::mt19937& rng, const Json& in, const Json& root, int depth = 0
     for (size_t n = lo + (hi > lo ? rng() % (hi - lo + 1) : 0); n > 0; --n) a.push_back(instance(rng, schema["items"], root, depth + 1));
     return a;
   }
+  const Json props = schema.value("properties", Json::object()), others = schema.value("additionalProperties", Json());
+  const bool extras = others == true || others.is_object() || (others.is_null() && props.empty());
+  auto other = [&](Json& o) {
+    if (extras && rng() % 3 == 0)
+      o["x" + std::to_string(rng() % 3)] = others.is_object() ? instance(rng, others, root, depth + 1) : any_value(rng, depth + 1);
+  };
   Json o = Json::object();
   const Json required = schema.value("required", Json::array());
-  for (const auto& [name, sub] : schema["properties"].items()) {
+  for (const auto& [name, sub] : props.items()) {
+    other(o);
     const bool req = std::find(required.begin(), required.end(), Json(name)) != required.end();
     if (req || rng() % 2) o[name] = instance(rng, sub, root, depth + 1);
   }
+  other(o);
   return o;
 }
 
@@ -256,7 +294,9 @@ TEST(JsonSchema, CompileRefusesWhatItCannotHoldOutputTo) {
             std::string::npos);
   EXPECT_NE(message(object_schema({{"d", {{"type", "string"}, {"minLength", 3}, {"maxLength", 1}}}}, Json::array())).find("minLength"),
             std::string::npos);
-  EXPECT_NE(message(object_schema({{"d", Json::object()}}, Json::array())).find("needs a 'type'"), std::string::npos);
+  EXPECT_NE(message(object_schema({{"d", {{"minLength", 2}}}}, Json::array())).find("needs a 'type'"), std::string::npos);
+  EXPECT_NE(message(object_schema({{"d", {{"type", "object"}, {"additionalProperties", 3}}}}, Json::array())).find("additionalProperties"),
+            std::string::npos);
   EXPECT_NE(message(object_schema({{"d", {{"type", "date"}}}}, Json::array())).find("'date'"), std::string::npos);
   EXPECT_NE(message(object_schema({{"d", {{"type", {"string", 3}}}}}, Json::array())).find("must name types"), std::string::npos);
   EXPECT_NE(message(object_schema({{"d", {{"type", "string"}}}}, {"e"})).find("not in its properties"), std::string::npos);
@@ -389,6 +429,34 @@ TEST(SchemaPrefix, CountsCodePointsAndChecksUtf8) {
   EXPECT_TRUE(takes_whole(*any, "{\"s\":\"\xf0\x9f\x99\x82\"}"));
   for (const std::string bad : {"\xc3", "\x80", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xe6\x97"})
     EXPECT_FALSE(takes_whole(*any, "{\"s\":\"" + bad + "\"}")) << Json(bad).dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+// Keys of no listed property: where additionalProperties allows them (or an object lists none),
+// anywhere among the listed ones, never a listed name again; {} takes any value.
+TEST(SchemaPrefix, TakesOtherKeysWhereTheSchemaAllowsThem) {
+  auto any_object = compiled(object_schema({{"meta", {{"type", "object"}}}, {"v", Json::object()}}, {"meta"}));
+  ASSERT_TRUE(any_object);
+  EXPECT_TRUE(takes_whole(*any_object, R"({"meta": {"a": [1, {"b": null}], "c": "x\"y"}, "v": {"k": [true, null, 1.5e3]}})"));
+  EXPECT_TRUE(takes_whole(*any_object, R"({"meta": {}, "v": "s"})"));
+  EXPECT_FALSE(takes_whole(*any_object, R"({"meta": {"a"}})"));
+  EXPECT_FALSE(takes_whole(*any_object, R"({"meta": {"a": 1,}})"));
+  Json counts = object_schema({{"a", {{"type", "string"}}}, {"b", {{"type", "boolean"}}}}, {"a"});
+  counts["additionalProperties"] = {{"type", "integer"}};
+  auto c = compiled(counts);
+  ASSERT_TRUE(c);
+  EXPECT_TRUE(takes_whole(*c, R"({"x": 1, "a": "s", "y": 2, "b": true, "ab": 3})"));
+  EXPECT_TRUE(takes_whole(*c, R"({"a": "s", "\u0061x": 1})"));
+  EXPECT_FALSE(takes_whole(*c, R"({"x": "s", "a": "s"})"));
+  EXPECT_FALSE(takes_whole(*c, R"({"a": "s", "a": "t"})"));
+  EXPECT_FALSE(takes_whole(*c, R"({"b": true, "a": "s"})"));
+  EXPECT_FALSE(takes_whole(*c, R"({"x": 1})"));
+  auto closed = compiled(object_schema({{"a", {{"type", "string"}}}}, {"a"}));
+  ASSERT_TRUE(closed);
+  EXPECT_FALSE(takes_whole(*closed, R"({"a": "s", "x": 1})"));
+  auto call = JsonSchema::compile_call({{"ping", nullptr}}, "arguments");
+  ASSERT_TRUE(call.ok());
+  EXPECT_TRUE(takes_whole(**call, R"({"name": "ping", "arguments": {}})"));
+  EXPECT_FALSE(takes_whole(**call, R"({"name": "ping", "arguments": {"x": 1}})"));
 }
 
 // Bounds hold on every prefix: a number that could only grow past them is cut off where it starts.
@@ -576,7 +644,8 @@ TEST(SchemaConstraint, MaskMatchesFeedingEveryToken) {
   const std::vector<std::pair<Json, std::string>> cases = {
       {plain, "{\"name\": \"x\\\"y\xc3\xa9\", \"age\": -12, \"tags\": [12, \"red\", 1]}"},
       {unions, "{\"name\": \"x\xe6\x97\xa5z\", \"tags\": [{\"a\": 1, \"b\": \"q\"}, {\"a\": 1.5}, {\"a\": 2, \"c\": true}]}"},
-      {patterned, "{\"code\": \"dea7\", \"when\": \"2024-12-05\"}"}};
+      {patterned, "{\"code\": \"dea7\", \"when\": \"2024-12-05\"}"},
+      {object_schema({{"meta", {{"type", "object"}}}}, {"meta"}), "{\"meta\": {\"name\": [1, \"x\", null, {}], \"age\": true}}"}};
   for (const auto& [schema, doc] : cases) {
     auto s = compiled(schema);
     ASSERT_TRUE(s);
