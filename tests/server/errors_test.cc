@@ -72,10 +72,10 @@ TEST(Errors, MalformedRequestsAre400) {
   expect_error(post(*s, chat, with(hi(), "response_format", {{"type", "xml"}})), 400, "", "response_format");
   expect_error(post(*s, chat, with(hi(), "response_format", {{"type", "json_schema"}, {"json_schema", {{"name", "x"}}}})), 400, "",
                "response_format");
-  const Json dated = {{"type", "object"}, {"properties", {{"d", {{"type", "string"}, {"format", "date"}}}}}};
-  Reply unsupported = post(*s, chat, with(hi(), "response_format", {{"type", "json_schema"}, {"json_schema", {{"name", "x"}, {"schema", dated}}}}));
+  const Json multiple = {{"type", "object"}, {"properties", {{"d", {{"type", "integer"}, {"multipleOf", 5}}}}}};
+  Reply unsupported = post(*s, chat, with(hi(), "response_format", {{"type", "json_schema"}, {"json_schema", {{"name", "x"}, {"schema", multiple}}}}));
   expect_error(unsupported, 400, "", "response_format");
-  EXPECT_NE(unsupported.text.find("'format' is not supported"), std::string::npos) << unsupported.text;
+  EXPECT_NE(unsupported.text.find("'multipleOf' is not supported"), std::string::npos) << unsupported.text;
   expect_error(post(*s, comp, Json{{"max_tokens", 2}}), 400, "", "prompt");
   expect_error(post(*s, comp, Json{{"prompt", 5}}), 400, "", "prompt");
   expect_error(post(*s, comp, Json{{"prompt", {1, 99999}}}), 400, "", "prompt");
