@@ -1,4 +1,4 @@
-// zinc chat [-m MODEL] [sampling flags] [-c CTX] [-t THREADS] [--backend ...]: an interactive chat
+// zinc chat [-m MODEL] [sampling flags] [-c CTX] [-t THREADS] [--backend ...] [--device N]: an interactive chat
 // with the model in the terminal (no server). The model's chat template builds the prompt; the KV
 // cache keeps the conversation. Commands: /help /reset /system /save /exit. Ctrl-C stops an
 // answer; at the prompt, a second Ctrl-C (or Ctrl-D) leaves.
@@ -185,6 +185,7 @@ ZINC_REGISTER_COMMAND(chat, Command{"chat", "Chat with a model in the terminal",
                                       add_sampling_flags(sub, s);
                                       sub.add_option("-t,--threads", o->session.n_threads, "CPU threads (0: all)")->capture_default_str();
                                       sub.add_option("--backend", o->backend, "auto, cpu or vulkan")->capture_default_str();
+                                      sub.add_option("--device", o->session.device, "Vulkan device index (see zinc devices; -1: auto)")->capture_default_str();
                                       sub.add_flag("--no-cache-reuse", o->no_cache_reuse, "Prefill the whole conversation every turn (to compare)");
                                       sub.add_flag("--verbose", o->verbose, "Print each answer's token counts and speed to stderr");
                                       return [o]() { return run_chat(*o); };

@@ -26,6 +26,7 @@ Result<std::unique_ptr<ChatSession>> ChatSession::create(const std::string& mode
 
   engine::RunnerOptions ro;
   ro.backend = options.backend;
+  ro.device = options.device;
   ro.n_threads = options.n_threads;
   ro.n_ctx = options.n_ctx;
   ZINC_ASSIGN_OR_RETURN(s->runner_, engine::Runner::create(*s->model_, ro));

@@ -23,6 +23,7 @@ namespace zinc::cli {
 
 struct ChatSessionOptions {
   engine::Backend backend = engine::Backend::kAuto;
+  int device = -1;            // Vulkan device index (-1: the default choice)
   int n_threads = 0;          // 0: one per hardware thread
   int64_t n_ctx = 4096;       // KV cache size in tokens: the whole conversation must fit
   int32_t n_predict = -1;     // tokens per answer at most (-1: until the context is full)

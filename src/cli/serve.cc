@@ -1,5 +1,5 @@
 // zinc serve -m MODEL [--host 127.0.0.1] [--port 9090] [--parallel 4] [-c CTX] [--api-key KEY]
-// [--alias NAME] [-t THREADS] [--backend auto|cpu|vulkan] [--chat-template-file FILE.jinja]: the
+// [--alias NAME] [-t THREADS] [--backend auto|cpu|vulkan] [--device N] [--chat-template-file FILE.jinja]: the
 // OpenAI-compatible server. SIGINT / SIGTERM stop it cleanly.
 #include <csignal>
 #include <cstdio>
@@ -22,7 +22,7 @@ namespace {
 
 struct ServeOptions {
   std::string model, host = "127.0.0.1", api_key, alias, backend = "auto", template_file;
-  int port = 9090, parallel = 4, threads = 0;
+  int port = 9090, parallel = 4, threads = 0, device = -1;
   int64_t n_ctx = 4096, prefill_chunk = 256;
 };
 
@@ -56,6 +56,7 @@ int serve(const ServeOptions& o) {
 
   engine::RunnerOptions ro;
   ro.backend = *backend;
+  ro.device = o.device;
   ro.n_threads = o.threads;
   ro.max_seqs = o.parallel;
   ro.n_ctx = o.n_ctx * o.parallel;  // every sequence can fill its context; cached prefixes use the rest
@@ -99,6 +100,7 @@ ZINC_REGISTER_COMMAND(serve, Command{"serve", "Serve the model over an OpenAI-co
                                        sub.add_option("--prefill-chunk", o->prefill_chunk, "Prompt tokens per batched step")->capture_default_str();
                                        sub.add_option("-t,--threads", o->threads, "CPU threads (0: all)")->capture_default_str();
                                        sub.add_option("--backend", o->backend, "auto, cpu or vulkan")->capture_default_str();
+                                       sub.add_option("--device", o->device, "Vulkan device index (see zinc devices; -1: auto)")->capture_default_str();
                                        return [o]() { return serve(*o); };
                                      }});
 

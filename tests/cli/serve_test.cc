@@ -19,6 +19,11 @@ TEST(ServeCommand, BadInputFailsWithOneLine) {
   EXPECT_EQ(run_command(zinc_binary() + " serve -m " + data_path("models/stories260K.gguf") + " --parallel 0 2>&1", &out), 1) << out;
   EXPECT_EQ(run_command(zinc_binary() + " serve -m " + data_path("models/stories260K.gguf") +
                             " --chat-template-file /nonexistent.jinja 2>&1", &out), 1) << out;
+  // A device that is not there: on a machine with Vulkan, named; without, the backend is missing.
+  EXPECT_EQ(run_command(zinc_binary() + " serve -m " + data_path("models/stories260K.gguf") + " --backend vulkan --device 99 2>&1", &out), 1)
+      << out;
+  EXPECT_NE(out.find("error: "), std::string::npos) << out;
+  EXPECT_EQ(run_command(zinc_binary() + " serve -m " + data_path("models/stories260K.gguf") + " --device x 2>&1", &out), 2) << out;
 }
 
 TEST(ServeCommand, StopsCleanlyOnSigterm) {
