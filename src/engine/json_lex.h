@@ -115,6 +115,13 @@ inline bool utf8_continues(std::string_view text) {
     if (!u.step(uint8_t(c))) return false;
   return true;
 }
+// Whether `text` is whole UTF-8 sequences.
+inline bool whole_utf8(std::string_view text) {
+  Utf8 u;
+  for (char c : text)
+    if (!u.step(uint8_t(c))) return false;
+  return u.between();
+}
 
 // A string's body after its opening quote, up to and with its closing quote.
 class StringBody {

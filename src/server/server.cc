@@ -15,6 +15,7 @@
 #include "server/api.h"
 #include "server/generation.h"
 #include "server/metrics.h"
+#include "server/token_endpoints.h"
 #include "server/web_page.h"
 
 namespace zinc::server {
@@ -54,8 +55,9 @@ bool equal_constant_time(std::string_view a, std::string_view b) {
 
 std::string endpoint_label(const std::string& path) {
   for (const char* known : {"/v1/chat/completions", "/v1/completions", "/chat/completions", "/completions", "/v1/models",
-                            "/health", "/metrics", "/"})
+                            "/tokenize", "/detokenize", "/health", "/metrics", "/"})
     if (path == known) return path;
+  if (path.rfind("/v1/models/", 0) == 0) return "/v1/models/{id}";
   return "other";
 }
 
@@ -111,11 +113,22 @@ Server::Server(const tokenizer::Tokenizer& tok, const chat::ChatFormat& format, 
     im.http.Post(path, [&ctx](const httplib::Request& req, httplib::Response& res) { handle_generation(ctx, req, res, true); });
   for (const char* path : {"/v1/completions", "/completions"})
     im.http.Post(path, [&ctx](const httplib::Request& req, httplib::Response& res) { handle_generation(ctx, req, res, false); });
-  im.http.Get("/v1/models", [&ctx](const httplib::Request&, httplib::Response& res) {
-    Json model = {{"id", ctx.options.model_name}, {"object", "model"}, {"created", unix_time()}, {"owned_by", "zinc"},
-                  {"meta", {{"n_ctx", ctx.scheduler.options().n_ctx}, {"n_vocab", ctx.tok.n_tokens()}}}};
-    res.set_content(dump(Json{{"object", "list"}, {"data", Json::array({model})}}), "application/json");
+  auto model = [&ctx] {
+    return Json{{"id", ctx.options.model_name}, {"object", "model"}, {"created", unix_time()}, {"owned_by", "zinc"},
+                {"meta", {{"n_ctx", ctx.scheduler.options().n_ctx}, {"n_vocab", ctx.tok.n_tokens()}}}};
+  };
+  im.http.Get("/v1/models", [model](const httplib::Request&, httplib::Response& res) {
+    res.set_content(dump(Json{{"object", "list"}, {"data", Json::array({model()})}}), "application/json");
   });
+  im.http.Get("/v1/models/(.+)", [&ctx, model](const httplib::Request& req, httplib::Response& res) {
+    const std::string id = req.matches[1];
+    if (id != ctx.options.model_name)
+      return reply_error(res, {404, "the model '" + id + "' does not exist (this server has '" + ctx.options.model_name + "')",
+                               "invalid_request_error", "model", "model_not_found"});
+    res.set_content(dump(model()), "application/json");
+  });
+  im.http.Post("/tokenize", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_tokenize(ctx, req, res); });
+  im.http.Post("/detokenize", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_detokenize(ctx, req, res); });
   im.http.Get("/health", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("{\"status\":\"ok\"}", "application/json");
   });

@@ -62,6 +62,9 @@ const failed = await runChecks([
     const ids = [];
     for await (const m of client.models.list()) ids.push(m.id);
     assert.ok(ids.includes(kModel), "models: " + ids.join(", "));
+    const m = await client.models.retrieve(kModel);
+    assert.equal(m.id, kModel);
+    await assert.rejects(client.models.retrieve("gpt-4o"), (e) => e instanceof OpenAI.NotFoundError);
   }],
   ["chat completion", async () => {
     const r = await client.chat.completions.create({ ...greedy, messages });

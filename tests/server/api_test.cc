@@ -444,6 +444,39 @@ TEST(Api, SeveralChoices) {
   EXPECT_EQ(c.body["choices"][1]["index"], 1);
 }
 
+// llama.cpp's /tokenize and /detokenize, and OpenAI's GET /v1/models/{id}.
+TEST(Api, TokenizeDetokenizeAndModelRetrieval) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto s = TestServer::start();
+  Reply t = post(*s, "/tokenize", Json{{"content", "Once upon a time"}});
+  ASSERT_EQ(t.status, 200) << t.text;
+  ASSERT_TRUE(t.body["tokens"].is_array() && !t.body["tokens"].empty()) << t.text;
+  Reply with_bos = post(*s, "/tokenize", Json{{"content", "Once upon a time"}, {"add_special", true}});
+  EXPECT_EQ(with_bos.body["tokens"].size(), t.body["tokens"].size() + 1) << with_bos.text;
+  Reply d = post(*s, "/detokenize", Json{{"tokens", t.body["tokens"]}});
+  ASSERT_EQ(d.status, 200) << d.text;
+  EXPECT_EQ(d.body["content"], "Once upon a time");
+  Reply pieces = post(*s, "/tokenize", Json{{"content", "Once upon"}, {"with_pieces", true}});
+  std::string joined;
+  for (const auto& p : pieces.body["tokens"]) {
+    ASSERT_TRUE(p["id"].is_number_integer()) << pieces.text;
+    if (p["piece"].is_string()) joined += p["piece"].get<std::string>();
+  }
+  EXPECT_NE(joined.find("upon"), std::string::npos) << pieces.text;
+  expect_error(post(*s, "/tokenize", Json{{"content", 5}}), 400, "", "content");
+  expect_error(post(*s, "/tokenize", Json{{"content", "x"}, {"add_special", "yes"}}), 400, "", "add_special");
+  expect_error(post(*s, "/detokenize", Json{{"tokens", Json::array({1, 99999999})}}), 400, "", "tokens");
+  expect_error(post(*s, "/detokenize", Json{{"tokens", "1 2"}}), 400, "", "tokens");
+  expect_error(post(*s, "/detokenize", std::string("[1]")), 400);
+  Reply m = get(*s, "/v1/models/stories");
+  ASSERT_EQ(m.status, 200) << m.text;
+  EXPECT_EQ(m.body["id"], "stories");
+  EXPECT_EQ(m.body["object"], "model");
+  Reply missing = get(*s, "/v1/models/gpt-4o");
+  expect_error(missing, 404, "", "model");
+  EXPECT_EQ(missing.body["error"]["code"], "model_not_found");
+}
+
 TEST(Api, Logprobs) {
   ZINC_REQUIRE_TEST_DATA();
   auto s = TestServer::start();

@@ -80,6 +80,15 @@ inline Reply post(const TestServer& s, const std::string& path, const std::strin
 inline Reply post(const TestServer& s, const std::string& path, const Json& body, httplib::Headers headers = {}) {
   return post(s, path, body.dump(), std::move(headers));
 }
+inline Reply get(const TestServer& s, const std::string& path) {
+  auto res = s.client().Get(path.c_str());
+  Reply r;
+  if (!res) return r;
+  r.status = res->status;
+  r.text = res->body;
+  r.body = Json::parse(res->body, nullptr, false);
+  return r;
+}
 
 // The data lines of an SSE body; "[DONE]" stays a string, the rest are parsed.
 struct Sse {
