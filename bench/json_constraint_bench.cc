@@ -27,9 +27,7 @@ std::shared_ptr<const zinc::engine::TokenVocab> vocab_of(const std::string& voca
   if (!file.ok()) return nullptr;
   auto tok = zinc::tokenizer::Tokenizer::load(**file);
   if (!tok.ok()) return nullptr;
-  std::vector<std::string> texts;
-  for (int32_t id = 0; id < (*tok)->vocab().n_tokens(); ++id) texts.emplace_back((*tok)->decode_piece(id));
-  return std::make_shared<const zinc::engine::TokenVocab>(std::move(texts));
+  return zinc::engine::TokenVocab::of(**tok);
 }
 
 void BM_Mask(benchmark::State& state, const char* vocab, const char* prefix) {

@@ -1,9 +1,13 @@
-// zinc run -m MODEL (-p PROMPT | --tokens 1,2,3) [-n 128] [sampling flags]: generates a
-// continuation and streams it to stdout (text for a text prompt, ids for an id prompt). A text
-// prompt is a user turn through the model's chat template when it has one (--raw: as is).
+// zinc run -m MODEL (-p PROMPT | --tokens 1,2,3) [-n 128] [sampling flags] [--json-schema SCHEMA |
+// --json-schema-file FILE]: generates a continuation and streams it to stdout (text for a text
+// prompt, ids for an id prompt). A text prompt is a user turn through the model's chat template
+// when it has one (--raw: as is). A JSON schema holds the continuation to a document of it, as
+// response_format json_schema does in the server (engine/json_schema.h).
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 
 #include "chat/conversation.h"
@@ -11,6 +15,7 @@
 #include "cli/sampling_flags.h"
 #include "cli/token_list.h"
 #include "engine/generate.h"
+#include "engine/json_schema.h"
 #include "engine/runner.h"
 #include "gguf/file.h"
 #include "model/model.h"
@@ -20,7 +25,7 @@ namespace zinc::cli {
 namespace {
 
 struct RunOptions {
-  std::string model, prompt, tokens, stop, backend = "auto";
+  std::string model, prompt, tokens, stop, backend = "auto", json_schema, json_schema_file;
   bool raw = false, verbose = false;
   int n_predict = 128, threads = 0, device = -1;
   int64_t n_ctx = 4096;
@@ -69,6 +74,24 @@ int run_generate(const RunOptions& o) {
 
   engine::GenerateOptions go;
   go.max_new_tokens = o.n_predict;
+  if (!o.json_schema.empty() || !o.json_schema_file.empty()) {
+    if (!o.json_schema.empty() && !o.json_schema_file.empty()) return fail("give the schema once: --json-schema or --json-schema-file");
+    if (!tok) return fail("--json-schema needs a text prompt (-p)");
+    std::string text = o.json_schema;
+    if (!o.json_schema_file.empty()) {
+      std::ifstream in(o.json_schema_file, std::ios::binary);
+      if (!in) return fail(o.json_schema_file + ": cannot open");
+      std::ostringstream ss;
+      ss << in.rdbuf();
+      text = ss.str();
+    }
+    const auto json = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (json.is_discarded()) return fail("--json-schema: not valid JSON");
+    auto schema = engine::JsonSchema::compile(json);
+    if (!schema.ok()) return fail("--json-schema: " + schema.status().message());
+    go.constraint = std::make_shared<engine::SchemaConstraint>(engine::TokenVocab::of(*tok), engine::SchemaPrefix(schema->get()),
+                                                               tok->vocab().eog_ids(), *schema);
+  }
   if (!o.stop.empty()) {
     auto stop = parse_token_list("--stop", o.stop);
     if (!stop.ok()) return fail(stop.status().message());
@@ -136,6 +159,8 @@ ZINC_REGISTER_COMMAND(run, Command{"run", "Generate a continuation of a prompt (
                                      sub.add_option("--stop", o->stop, "End-of-generation ids (default: the model's EOS)");
                                      sub.add_option("-c,--ctx-size", o->n_ctx, "KV cache size in tokens")->capture_default_str();
                                      add_sampling_flags(sub, s);
+                                     sub.add_option("--json-schema", o->json_schema, "Hold the output to this JSON schema (an object's)");
+                                     sub.add_option("--json-schema-file", o->json_schema_file, "Hold the output to the JSON schema in this file");
                                      sub.add_option("-t,--threads", o->threads, "CPU threads (0: all)")->capture_default_str();
                                      sub.add_option("--backend", o->backend, "auto, cpu or vulkan")->capture_default_str();
                                      sub.add_option("--device", o->device, "Vulkan device index (see zinc devices; -1: auto)")->capture_default_str();

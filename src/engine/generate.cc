@@ -22,7 +22,7 @@ Result<GenerateResult> generate(Runner& runner, kv::SeqId seq, std::span<const i
   auto is_stop = [&](int32_t t) {
     return std::find(options.stop_tokens.begin(), options.stop_tokens.end(), t) != options.stop_tokens.end();
   };
-  if (runner.on_vulkan() && sampler.greedy() && options.max_new_tokens > 0) {
+  if (runner.on_vulkan() && sampler.greedy() && !options.constraint && options.max_new_tokens > 0) {
     // Greedy on the device: each step's argmax feeds the next there (Runner::decode_greedy_chain),
     // as many steps as the cache has room for; past that the host loop below gives the usual
     // error when the cache is full.
@@ -72,17 +72,28 @@ Result<GenerateResult> generate(Runner& runner, kv::SeqId seq, std::span<const i
     }
   }
 
+  std::vector<float> masked;
   while (int32_t(result.tokens.size()) < options.max_new_tokens) {
+    if (options.constraint) {
+      masked.assign(logits.begin(), logits.end());
+      options.constraint->mask(masked);
+      logits = masked;
+    }
     const int32_t next = sampler.sample(logits);
     if (is_stop(next)) {
       result.reason = StopReason::kEndOfGeneration;
       break;
     }
     sampler.accept(next);
+    if (options.constraint) options.constraint->accept(next);
     result.tokens.push_back(next);
     ZINC_ASSIGN_OR_RETURN(logits, runner.decode(seq, std::span<const int32_t>(&result.tokens.back(), 1), false));
     if (on_token && !on_token(next)) {
       result.reason = StopReason::kCallback;
+      break;
+    }
+    if (options.constraint && options.constraint->finished()) {  // the document is whole
+      result.reason = StopReason::kEndOfGeneration;
       break;
     }
   }

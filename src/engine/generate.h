@@ -1,23 +1,28 @@
 // The generation loop: prefill the prompt as one batch (split at the runner's max batch), then
 // decode one token per step, sampling each next token, until an end-of-generation token, the
 // token limit, or the callback says stop. Greedy sampling on Vulkan runs as a chain of steps that
-// hand their argmax to the next on the device (Runner::decode_greedy_chain), with the same tokens.
+// hand their argmax to the next on the device (Runner::decode_greedy_chain), with the same tokens,
+// unless a constraint masks each step's logits on the host.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "core/status.h"
 #include "engine/runner.h"
 #include "engine/sampler.h"
+#include "engine/token_constraint.h"
 
 namespace zinc::engine {
 
 struct GenerateOptions {
   int32_t max_new_tokens = 128;
   std::vector<int32_t> stop_tokens;  // end-of-generation ids (from the tokenizer); not emitted
+  // Holds generation to what it accepts (JSON mode, a schema); generation ends when it is finished.
+  std::shared_ptr<TokenConstraint> constraint;
 };
 
 enum class StopReason : uint8_t { kEndOfGeneration, kMaxTokens, kCallback };

@@ -23,4 +23,12 @@ TokenVocab::TokenVocab(std::vector<std::string> token_texts)
   }
 }
 
+std::shared_ptr<const TokenVocab> TokenVocab::of(const tokenizer::Tokenizer& tok) {
+  std::vector<std::string> texts;
+  const int32_t n = tok.vocab().n_tokens();
+  texts.reserve(size_t(n));
+  for (int32_t id = 0; id < n; ++id) texts.emplace_back(tok.decode_piece(id));
+  return std::make_shared<const TokenVocab>(std::move(texts));
+}
+
 }  // namespace zinc::engine

@@ -19,12 +19,14 @@
 #include <vector>
 
 #include "engine/token_constraint.h"
+#include "tokenizer/tokenizer.h"
 
 namespace zinc::engine {
 
 struct TokenVocab {
   // texts[id]: the bytes token id adds to the output ("" for control tokens, never allowed).
   explicit TokenVocab(std::vector<std::string> token_texts);
+  static std::shared_ptr<const TokenVocab> of(const tokenizer::Tokenizer& tok);
   std::vector<std::string> texts;
   std::vector<uint8_t> plain;    // no quote, backslash or control byte; UTF-8 (json_lex::utf8_continues)
   std::vector<int32_t> order;    // ids by text, bytewise

@@ -406,14 +406,6 @@ Result<std::shared_ptr<engine::TokenConstraint>> call_constraint(const Generatio
 
 }  // namespace
 
-std::shared_ptr<const engine::TokenVocab> token_vocab(const tokenizer::Tokenizer& tok) {
-  std::vector<std::string> texts;
-  const int32_t n = tok.vocab().n_tokens();
-  texts.reserve(size_t(n));
-  for (int32_t id = 0; id < n; ++id) texts.emplace_back(tok.decode_piece(id));
-  return std::make_shared<const engine::TokenVocab>(std::move(texts));
-}
-
 void handle_generation(GenerationContext& ctx, const httplib::Request& req, httplib::Response& res, bool chat) {
   if (json_depth(req.body) > kMaxJsonDepth)
     return reply_error(res, {400, "the request body nests JSON more than " + std::to_string(kMaxJsonDepth) + " levels deep", "invalid_request_error", "", ""});

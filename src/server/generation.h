@@ -34,8 +34,6 @@ struct GenerationContext {
   std::shared_ptr<const engine::TokenVocab> token_vocab;
 };
 
-std::shared_ptr<const engine::TokenVocab> token_vocab(const tokenizer::Tokenizer& tok);
-
 int64_t unix_time();
 void reply_error(httplib::Response& res, const ApiError& e);
 // POST /v1/chat/completions (chat) or /v1/completions.

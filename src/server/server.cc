@@ -22,7 +22,7 @@ namespace zinc::server {
 
 struct Server::Impl {
   Impl(const tokenizer::Tokenizer& t, const chat::ChatFormat& f, engine::Scheduler& s, ServerOptions o)
-      : ctx{t, f, s, std::move(o), {}, {}, token_vocab(t)} {}
+      : ctx{t, f, s, std::move(o), {}, {}, engine::TokenVocab::of(t)} {}
   GenerationContext ctx;
   httplib::Server http;
   std::thread thread;

@@ -89,5 +89,35 @@ TEST(RunCommand, NeedsExactlyOnePrompt) {
   EXPECT_NE(out.find("error: give the prompt"), std::string::npos) << out;
 }
 
+// --json-schema holds the continuation to a document of the schema, sampled or greedy, on the
+// CPU and on Vulkan (which then samples on the host); bad schemas are one-line errors.
+TEST(RunCommand, JsonSchemaHoldsTheOutput) {
+  ZINC_REQUIRE_TEST_DATA();
+  const std::string model = data_path("models/stories260K.gguf");
+  const std::string schema = R"({"type":"object","properties":{"name":{"type":"string","maxLength":8},)"
+                             R"("age":{"type":"integer","minimum":0,"maximum":99},"kind":{"enum":["cat","dog"]}},)"
+                             R"("required":["name","age","kind"]})";
+  std::string devices;
+  const bool vulkan = run_command(zinc_binary() + " devices 2>&1", &devices) == 0 && devices.find("no Vulkan") == std::string::npos;
+  for (const std::string& flags : std::vector<std::string>{"--temp 0.8 --seed 3", "--temp 0", vulkan ? "--temp 0 --backend vulkan" : ""}) {
+    if (flags.empty()) continue;
+    std::string out;
+    ASSERT_EQ(run_command(zinc_binary() + " run -m " + model + " -p 'Once upon a time' -n 120 " + flags + " --json-schema '" + schema +
+                              "' 2>/dev/null", &out), 0) << out;
+    ASSERT_EQ(out.rfind("Once upon a time", 0), 0u) << out;
+    const auto doc = nlohmann::json::parse(out.substr(16), nullptr, false);
+    ASSERT_TRUE(doc.is_object()) << out;
+    EXPECT_TRUE(doc["name"].is_string()) << out;
+    EXPECT_TRUE(doc["age"].is_number_integer() && doc["age"] >= 0 && doc["age"] <= 99) << out;
+    EXPECT_TRUE(doc["kind"] == "cat" || doc["kind"] == "dog") << out;
+  }
+  std::string out;
+  EXPECT_EQ(run_command(zinc_binary() + " run -m " + model + " -p x --json-schema '{\"type\":\"string\"}' 2>&1", &out), 1);
+  EXPECT_EQ(out.rfind("error: --json-schema: ", 0), 0u) << out;
+  EXPECT_EQ(run_command(zinc_binary() + " run -m " + model + " -p x --json-schema '{' 2>&1", &out), 1);
+  EXPECT_EQ(run_command(zinc_binary() + " run -m " + model + " -p x --json-schema-file /nonexistent.json 2>&1", &out), 1);
+  EXPECT_NE(out.find("cannot open"), std::string::npos) << out;
+}
+
 }  // namespace
 }  // namespace zinc::test
