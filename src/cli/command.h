@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "core/status.h"
+
 namespace zinc::cli {
 
 struct Command {
@@ -22,6 +24,9 @@ bool register_command(Command c);
 
 // Prints "error: <message>" on stderr; returns 1 (the exit code for failed commands).
 int fail(const std::string& message);
+
+// A whole file's bytes ("PATH: cannot open" when it cannot be read).
+Result<std::string> read_text(const std::string& path);
 
 }  // namespace zinc::cli
 

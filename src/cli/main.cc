@@ -1,6 +1,8 @@
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "cli/command.h"
 
@@ -19,6 +21,14 @@ bool register_command(Command c) {
 int fail(const std::string& message) {
   std::fprintf(stderr, "error: %s\n", message.c_str());
   return 1;
+}
+
+Result<std::string> read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return error("%s: cannot open", path.c_str());
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 }  // namespace zinc::cli

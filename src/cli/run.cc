@@ -5,9 +5,7 @@
 // response_format json_schema does in the server (engine/json_schema.h).
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 
 #include "chat/conversation.h"
@@ -79,11 +77,9 @@ int run_generate(const RunOptions& o) {
     if (!tok) return fail("--json-schema needs a text prompt (-p)");
     std::string text = o.json_schema;
     if (!o.json_schema_file.empty()) {
-      std::ifstream in(o.json_schema_file, std::ios::binary);
-      if (!in) return fail(o.json_schema_file + ": cannot open");
-      std::ostringstream ss;
-      ss << in.rdbuf();
-      text = ss.str();
+      auto file = read_text(o.json_schema_file);
+      if (!file.ok()) return fail(file.status().message());
+      text = std::move(*file);
     }
     const auto json = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (json.is_discarded()) return fail("--json-schema: not valid JSON");

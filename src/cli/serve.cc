@@ -4,9 +4,7 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 
 #include "chat/conversation.h"
@@ -44,11 +42,9 @@ int serve(const ServeOptions& o) {
   if (!tok.ok()) return fail(o.model + ": " + tok.status().message());
   std::string template_source;
   if (!o.template_file.empty()) {
-    std::ifstream in(o.template_file, std::ios::binary);
-    if (!in) return fail(o.template_file + ": cannot open");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    template_source = ss.str();
+    auto text = read_text(o.template_file);
+    if (!text.ok()) return fail(text.status().message());
+    template_source = std::move(*text);
   }
   auto format = chat::ChatFormat::create((*model)->file(), **tok, template_source);
   if (!format.ok()) return fail((o.template_file.empty() ? o.model : o.template_file) + ": " + format.status().message());

@@ -1,10 +1,8 @@
 // zinc template (-m MODEL | --template FILE.jinja) --case CASE.json: prints the rendered prompt,
 // exactly (no newline added).
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "chat/render_case.h"
 #include "chat/template.h"
@@ -20,14 +18,6 @@ struct TemplateOptions {
   std::string case_file;
   std::string variant;
 };
-
-Result<std::string> read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return error("%s: cannot open", path.c_str());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // One line for the terminal: a template's message may hold newlines.
 std::string one_line(std::string s) {

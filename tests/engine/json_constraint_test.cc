@@ -11,19 +11,15 @@
 #include <string>
 #include <vector>
 
+#include "recogniser_checks.h"
+
 namespace zinc::engine {
 namespace {
 
 using nlohmann::json;
 
 // Bytes of `text` JsonPrefix takes before it refuses one (text.size() when it takes them all).
-size_t accepted(const std::string& text, bool* complete = nullptr) {
-  JsonPrefix s;
-  for (size_t i = 0; i < text.size(); ++i)
-    if (!s.feed(uint8_t(text[i]))) return i;
-  if (complete) *complete = s.complete();
-  return text.size();
-}
+size_t accepted(const std::string& text, bool* complete = nullptr) { return test::accepted(JsonPrefix(), text, complete); }
 
 json random_value(std::mt19937& rng, int depth) {
   std::uniform_int_distribution<int> kind(0, depth > 3 ? 5 : 7);

@@ -12,6 +12,8 @@
 #include <tuple>
 #include <vector>
 
+#include "recogniser_checks.h"
+
 namespace zinc::engine {
 namespace {
 
@@ -23,18 +25,10 @@ std::shared_ptr<const JsonSchema> compiled(const Json& schema) {
   return s.ok() ? *s : nullptr;
 }
 
-// Bytes of `text` the schema's recogniser takes; *complete: whether it then holds a whole document.
 size_t accepted(const JsonSchema& schema, const std::string& text, bool* complete = nullptr) {
-  SchemaPrefix s(&schema);
-  for (size_t i = 0; i < text.size(); ++i)
-    if (!s.feed(uint8_t(text[i]))) return i;
-  if (complete) *complete = s.complete();
-  return text.size();
+  return test::accepted(SchemaPrefix(&schema), text, complete);
 }
-bool takes_whole(const JsonSchema& schema, const std::string& text) {
-  bool complete = false;
-  return accepted(schema, text, &complete) == text.size() && complete;
-}
+bool takes_whole(const JsonSchema& schema, const std::string& text) { return test::takes_whole(SchemaPrefix(&schema), text); }
 
 size_t code_points(const std::string& s) {
   return size_t(std::count_if(s.begin(), s.end(), [](char c) { return (uint8_t(c) & 0xC0) != 0x80; }));
@@ -585,10 +579,7 @@ TEST(JsonSchema, ToolCallsFollowTheNamedToolsParameters) {
   ASSERT_TRUE(call.ok()) << call.status().message();
   const std::string before = "<tool_call>\n", after = "\n</tool_call>";
   auto takes = [&](const std::string& text) {
-    FramedPrefix<SchemaPrefix> s(&before, SchemaPrefix(call->get()), &after);
-    for (char c : text)
-      if (!s.feed(uint8_t(c))) return false;
-    return s.complete();
+    return test::takes_whole(FramedPrefix<SchemaPrefix>(&before, SchemaPrefix(call->get()), &after), text);
   };
   EXPECT_TRUE(takes("<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>"));
   EXPECT_TRUE(takes("<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"zone\": \"UTC\"}}\n</tool_call>"));
@@ -602,10 +593,8 @@ TEST(JsonSchema, ToolCallsFollowTheNamedToolsParameters) {
   auto llama = JsonSchema::compile_call(tools, "parameters");
   ASSERT_TRUE(llama.ok());
   const std::string none;
-  FramedPrefix<SchemaPrefix> s(&none, SchemaPrefix(llama->get()), &none);
-  bool ok = true;
-  for (char c : std::string("{\"name\": \"get_time\", \"parameters\": {\"zone\": \"CET\"}}")) ok = ok && s.feed(uint8_t(c));
-  EXPECT_TRUE(ok && s.complete());
+  EXPECT_TRUE(test::takes_whole(FramedPrefix<SchemaPrefix>(&none, SchemaPrefix(llama->get()), &none),
+                                "{\"name\": \"get_time\", \"parameters\": {\"zone\": \"CET\"}}"));
   // A tool whose parameters use a keyword outside the subset cannot be forced.
   auto bad = JsonSchema::compile_call({{"f", object_schema({{"n", {{"type", "integer"}, {"multipleOf", 2}}}}, Json::array())}}, "arguments");
   ASSERT_FALSE(bad.ok());
@@ -627,8 +616,6 @@ TEST(SchemaConstraint, MaskMatchesFeedingEveryToken) {
   texts.push_back("\"name\"");
   texts.push_back("\"age\":");
   auto vocab = std::make_shared<const TokenVocab>(texts);
-  std::vector<int32_t> byte_token(256);
-  for (int b = 0; b < 256; ++b) byte_token[b] = b;
   const Json plain = object_schema({{"name", {{"type", "string"}}}, {"age", {{"type", "integer"}}},
                                     {"tags", {{"type", "array"}, {"items", {{"enum", {"red", 1, 12}}}}}}},
                                    {"name", "tags"});
@@ -650,21 +637,7 @@ TEST(SchemaConstraint, MaskMatchesFeedingEveryToken) {
     auto s = compiled(schema);
     ASSERT_TRUE(s);
     SchemaConstraint c(vocab, SchemaPrefix(s.get()), {}, s);
-    SchemaPrefix reference(s.get());
-    for (size_t pos = 0;; ++pos) {
-      std::vector<float> logits(texts.size(), 0.0f);
-      c.mask(logits);
-      for (size_t id = 0; id < texts.size(); ++id) {
-        SchemaPrefix st = reference;
-        bool want = !texts[id].empty();
-        for (char ch : texts[id]) want = want && st.feed(uint8_t(ch));
-        ASSERT_EQ(!std::isinf(logits[id]), want) << "token '" << texts[id] << "' after '" << doc.substr(0, pos) << "'";
-      }
-      if (pos == doc.size()) break;
-      c.accept(byte_token[uint8_t(doc[pos])]);
-      ASSERT_TRUE(reference.feed(uint8_t(doc[pos]))) << doc.substr(0, pos + 1);
-    }
-    EXPECT_TRUE(c.finished());
+    test::expect_mask_matches_feeding(c, SchemaPrefix(s.get()), texts, doc);
   }
 }
 

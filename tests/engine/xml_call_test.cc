@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "recogniser_checks.h"
+
 namespace zinc::engine {
 namespace {
 
@@ -33,18 +35,8 @@ std::shared_ptr<const XmlCall> compiled() {
   return c.ok() ? *c : nullptr;
 }
 
-// Bytes of `text` taken; *complete: whether the call is then whole.
-size_t accepted(const XmlCall& call, const std::string& text, bool* complete = nullptr) {
-  XmlCallPrefix p(&call);
-  for (size_t i = 0; i < text.size(); ++i)
-    if (!p.feed(uint8_t(text[i]))) return i;
-  if (complete) *complete = p.complete();
-  return text.size();
-}
-bool takes_whole(const XmlCall& call, const std::string& text) {
-  bool complete = false;
-  return accepted(call, text, &complete) == text.size() && complete;
-}
+size_t accepted(const XmlCall& call, const std::string& text) { return test::accepted(XmlCallPrefix(&call), text); }
+bool takes_whole(const XmlCall& call, const std::string& text) { return test::takes_whole(XmlCallPrefix(&call), text); }
 
 std::string call_text(const std::string& name, const std::vector<std::pair<std::string, std::string>>& params) {
   std::string t = "<tool_call>\n<function=" + name + ">\n";
@@ -127,21 +119,7 @@ TEST(XmlCallConstraint, MaskMatchesFeedingEveryToken) {
                                                     {"hours", "[1, 2]"}, {"detail", "true"}});
   ASSERT_TRUE(takes_whole(*call, doc));
   XmlCallConstraint c(vocab, XmlCallPrefix(call.get()), {}, call);
-  XmlCallPrefix reference(call.get());
-  for (size_t pos = 0;; ++pos) {
-    std::vector<float> logits(texts.size(), 0.0f);
-    c.mask(logits);
-    for (size_t id = 0; id < texts.size(); ++id) {
-      XmlCallPrefix st = reference;
-      bool want = !texts[id].empty();
-      for (char ch : texts[id]) want = want && st.feed(uint8_t(ch));
-      ASSERT_EQ(!std::isinf(logits[id]), want) << "token '" << texts[id] << "' after '" << doc.substr(0, pos) << "'";
-    }
-    if (pos == doc.size()) break;
-    c.accept(int32_t(uint8_t(doc[pos])));
-    ASSERT_TRUE(reference.feed(uint8_t(doc[pos])));
-  }
-  EXPECT_TRUE(c.finished());
+  test::expect_mask_matches_feeding(c, XmlCallPrefix(call.get()), texts, doc);
 }
 
 }  // namespace

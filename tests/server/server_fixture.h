@@ -68,27 +68,21 @@ struct Reply {
   std::string text;
 };
 
-inline Reply post(const TestServer& s, const std::string& path, const std::string& body, httplib::Headers headers = {}) {
-  auto res = s.client().Post(path.c_str(), headers, body, "application/json");
+inline Reply reply_of(const httplib::Result& res) {
   Reply r;
   if (!res) return r;
   r.status = res->status;
   r.text = res->body;
   r.body = Json::parse(res->body, nullptr, false);
   return r;
+}
+inline Reply post(const TestServer& s, const std::string& path, const std::string& body, httplib::Headers headers = {}) {
+  return reply_of(s.client().Post(path.c_str(), headers, body, "application/json"));
 }
 inline Reply post(const TestServer& s, const std::string& path, const Json& body, httplib::Headers headers = {}) {
   return post(s, path, body.dump(), std::move(headers));
 }
-inline Reply get(const TestServer& s, const std::string& path) {
-  auto res = s.client().Get(path.c_str());
-  Reply r;
-  if (!res) return r;
-  r.status = res->status;
-  r.text = res->body;
-  r.body = Json::parse(res->body, nullptr, false);
-  return r;
-}
+inline Reply get(const TestServer& s, const std::string& path) { return reply_of(s.client().Get(path.c_str())); }
 
 // The data lines of an SSE body; "[DONE]" stays a string, the rest are parsed.
 struct Sse {
