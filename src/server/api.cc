@@ -84,8 +84,7 @@ std::optional<ApiError> parse_tools(const Json& body, GenerationParams* p) {
       return bad("tool_choice", "'tool_choice' must be \"auto\", \"none\", \"required\" or an object");
     }
   }
-  bool parallel = true;
-  return boolean(body, "parallel_tool_calls", &parallel);
+  return boolean(body, "parallel_tool_calls", &p->parallel_tool_calls);
 }
 
 }  // namespace

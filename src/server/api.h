@@ -46,6 +46,7 @@ struct GenerationParams {
   int32_t top_logprobs = -1;  // -1: no logprobs
   Json tools;                 // chat: the request's tools (null: none), each {type: "function", function: {name, ...}}
   bool parse_tool_calls = true;  // chat: tool_choice "auto" (false: "none")
+  bool parallel_tool_calls = true;  // chat: false: one call at most (generation ends with it)
   std::vector<std::string> forced_tools;  // chat: tool_choice "required" (every tool) or a named function
   bool json_object = false;      // response_format {"type": "json_object"}: the answer is one JSON object
   std::shared_ptr<const engine::JsonSchema> json_schema;  // response_format {"type": "json_schema"}

@@ -96,9 +96,11 @@ struct Job {
   std::string text_so_far;  // completions: for text_offset
   Json lp_offsets = Json::array();
   std::optional<chat::ToolCallParser> tools;  // chat requests with tools, where the template's syntax is known
-  int n_calls = 0;
+  int n_taken = 0;  // calls taken out of the content
+  int n_calls = 0;  // calls sent
 
-  // The calls found in content (taken out of it), whatever remains of it at the end.
+  // The calls found in content (taken out of it), whatever remains of it at the end; with
+  // parallel_tool_calls false, the first only.
   std::vector<chat::ToolCall> take_calls(std::string& content, bool end) {
     if (!tools) return {};
     auto d = tools->push(content);
@@ -108,8 +110,12 @@ struct Job {
       for (auto& c : tail.calls) d.calls.push_back(std::move(c));
     }
     content = std::move(d.content);
+    if (!p.parallel_tool_calls) d.calls.resize(std::min<size_t>(d.calls.size(), n_taken > 0 ? 0 : 1));
+    n_taken += int(d.calls.size());
     return std::move(d.calls);
   }
+  // parallel_tool_calls false and the call made: generation goes no further.
+  bool call_ends_answer() const { return !p.parallel_tool_calls && n_taken > 0; }
   // An OpenAI tool_calls entry for the next call, counted in n_calls; index >= 0 for stream deltas.
   Json call_json(const chat::ToolCall& c, int index) {
     Json j = Json::object();
@@ -218,7 +224,9 @@ void run_whole(const Jobs& jobs, httplib::Response& res) {
   for (const auto& jp : jobs) {
     Job& job = *jp;
     std::string content, reasoning;
-    auto add = [&](const chat::ReasoningSplitter::Delta& d) {
+    std::vector<chat::ToolCall> calls;
+    auto add = [&](chat::ReasoningSplitter::Delta d, bool end) {
+      for (auto& c : job.take_calls(d.content, end)) calls.push_back(std::move(c));
       content += d.content;
       reasoning += d.reasoning;
     };
@@ -236,8 +244,8 @@ void run_whole(const Jobs& jobs, httplib::Response& res) {
       }
       job.on_token_timing();
       job.add_logprobs(*e);
-      add(job.pipeline.push(e->token));
-      if (job.pipeline.stopped()) {
+      add(job.pipeline.push(e->token), false);
+      if (job.pipeline.stopped() || job.call_ends_answer()) {
         job.stream->cancel();
         job.finish_reason = "stop";
         break;
@@ -247,14 +255,14 @@ void run_whole(const Jobs& jobs, httplib::Response& res) {
       cancel(jobs);
       return reply_error(res, {500, job.error, "server_error", "", ""});
     }
-    add(job.pipeline.finish());
+    add(job.pipeline.finish(), true);
     job.ctx.metrics.tokens(job.index == 0 ? job.prompt_tokens : 0, job.pipeline.n_tokens());
     if (job.chat) {
-      Json calls = Json::array();
-      for (const auto& c : job.take_calls(content, /*end=*/true)) calls.push_back(job.call_json(c, -1));
-      Json message = {{"role", "assistant"}, {"content", calls.empty() || !content.empty() ? Json(content) : Json(nullptr)}};
+      Json call_list = Json::array();
+      for (const auto& c : calls) call_list.push_back(job.call_json(c, -1));
+      Json message = {{"role", "assistant"}, {"content", call_list.empty() || !content.empty() ? Json(content) : Json(nullptr)}};
       if (!reasoning.empty()) message["reasoning_content"] = reasoning;
-      if (!calls.empty()) message["tool_calls"] = calls;
+      if (!call_list.empty()) message["tool_calls"] = call_list;
       choices.push_back({{"index", job.index}, {"message", message}, {"logprobs", job.logprobs_all()}, {"finish_reason", job.final_reason()}});
     } else {
       choices.push_back({{"text", content}, {"index", job.index}, {"logprobs", job.logprobs_all()}, {"finish_reason", job.finish_reason}});
@@ -305,7 +313,7 @@ bool run_stream(const Jobs& jobs, httplib::DataSink& sink) {
       *ok = false;
       return false;
     }
-    if (job.pipeline.stopped()) {
+    if (job.pipeline.stopped() || job.call_ends_answer()) {
       job.stream->cancel();
       job.finish_reason = "stop";
       return false;

@@ -477,6 +477,35 @@ TEST(Api, TokenizeDetokenizeAndModelRetrieval) {
   EXPECT_EQ(missing.body["error"]["code"], "model_not_found");
 }
 
+// parallel_tool_calls false: the first call only, and generation ends with it. The answer is
+// made deterministic by a schema whose one value holds two calls in Qwen's XML form.
+TEST(Api, ParallelToolCallsFalseKeepsTheFirstCall) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto s = TestServer::start({}, "{% if false %}<tool_call><function={% endif %}{% for m in messages %}{{ m.content }}\n{% endfor %}");
+  const std::string two_calls = "<tool_call><function=f></function></tool_call><tool_call><function=g></function></tool_call>";
+  const Json schema = {{"type", "object"}, {"properties", {{"a", {{"const", two_calls}}}}}, {"required", {"a"}}};
+  const Json tools = Json::array({{{"type", "function"}, {"function", {{"name", "f"}}}}, {{"type", "function"}, {"function", {{"name", "g"}}}}});
+  int tokens_parallel = 0;
+  for (bool parallel : {true, false}) {
+    Reply r = post(*s, "/v1/chat/completions",
+                   chat("Once upon a time", 200, {{"tools", tools}, {"parallel_tool_calls", parallel},
+                                                  {"response_format", {{"type", "json_schema"}, {"json_schema", {{"name", "x"}, {"schema", schema}}}}}}));
+    ASSERT_EQ(r.status, 200) << r.text;
+    const Json& choice = r.body["choices"][0];
+    EXPECT_EQ(choice["finish_reason"], "tool_calls") << r.text;
+    const Json& calls = choice["message"]["tool_calls"];
+    ASSERT_EQ(calls.size(), parallel ? 2u : 1u) << r.text;
+    EXPECT_EQ(calls[0]["function"]["name"], "f");
+    const int tokens = r.body["usage"]["completion_tokens"];
+    if (parallel) {
+      EXPECT_EQ(calls[1]["function"]["name"], "g");
+      tokens_parallel = tokens;
+    } else {
+      EXPECT_LT(tokens, tokens_parallel) << "generation should end with the first call";
+    }
+  }
+}
+
 TEST(Api, Logprobs) {
   ZINC_REQUIRE_TEST_DATA();
   auto s = TestServer::start();
