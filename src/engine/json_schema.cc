@@ -271,9 +271,11 @@ Result<int> JsonSchema::add_pattern(const Json& s, const std::string& where) {
                    where.c_str(), format->dump().c_str());
     source = known->second;
   }
-  auto regex = Regex::compile(source);
+  if (auto known = pattern_of_.find(source); known != pattern_of_.end()) return known->second;
+  auto regex = Regex::compile(source, &pattern_budget_);
   if (!regex.ok()) return error("%s: %s", where.c_str(), regex.status().message().c_str());
   patterns_.push_back(std::move(*regex));
+  pattern_of_[source] = int(patterns_.size()) - 1;
   return int(patterns_.size()) - 1;
 }
 

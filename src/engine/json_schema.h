@@ -28,6 +28,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -92,6 +93,8 @@ class JsonSchema {
   Status check_unions() const;
   std::vector<Node> nodes_;
   std::vector<Regex> patterns_;
+  size_t pattern_budget_ = Regex::kMaxWork;  // what building the schema's patterns may still take
+  std::map<std::string, int> pattern_of_;     // each pattern source compiled, and its index
   int root_ = 0;
   int any_ = -1;
 };

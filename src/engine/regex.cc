@@ -386,7 +386,9 @@ std::vector<uint32_t> code_points(std::string_view s) {
 
 }  // namespace
 
-Result<Regex> Regex::compile(std::string_view pattern) {
+Result<Regex> Regex::compile(std::string_view pattern, size_t* budget) {
+  size_t own = kMaxWork;
+  if (!budget) budget = &own;
   Parser parser(code_points(pattern));
   ZINC_ASSIGN_OR_RETURN(Ast ast, parser.pattern());
   Nfa nfa;
@@ -411,12 +413,12 @@ Result<Regex> Regex::compile(std::string_view pattern) {
   // Subset construction.
   std::map<std::vector<int>, uint16_t> index;
   std::vector<std::vector<int>> sets;
-  size_t work = 0;  // NFA states visited: a request's pattern must not take seconds
+  size_t work = 0;  // NFA states visited: a request's patterns must not take seconds
   auto add = [&](std::vector<int> set) -> Result<uint16_t> {
     if (set.empty()) return kDead;
     nfa.close(set);
     work += set.size();
-    if (work > kMaxWork) return error("pattern: too large (its DFA takes too long to build)");
+    if (work > *budget) return error("pattern: too large (its DFA takes too long to build)");
     auto it = index.find(set);
     if (it != index.end()) return it->second;
     if (int(sets.size()) >= kMaxDfaStates) return error("pattern: too large (more than %d DFA states)", kMaxDfaStates);
@@ -454,6 +456,7 @@ Result<Regex> Regex::compile(std::string_view pattern) {
         if (t != kDead && live[t]) live[d] = changed = true;
       }
   }
+  *budget -= work;
   if (!live[0]) return error("pattern: no string matches it");
   for (uint16_t& t : r.next_)
     if (t != kDead && !live[t]) t = kDead;

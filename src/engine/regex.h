@@ -24,7 +24,9 @@ class Regex {
   static constexpr size_t kMaxTable = size_t(1) << 22;  // DFA states x character classes
   static constexpr size_t kMaxWork = size_t(1) << 24;   // NFA states visited while building
 
-  static Result<Regex> compile(std::string_view pattern);
+  // *budget: NFA states the build may still visit (a schema's patterns share one), reduced by
+  // what this one took; past it the pattern is refused as too large.
+  static Result<Regex> compile(std::string_view pattern, size_t* budget = nullptr);
 
   uint16_t start() const { return 0; }
   uint16_t step(uint16_t state, uint32_t code_point) const;

@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <random>
 #include <vector>
@@ -373,6 +374,9 @@ bool run_stream(const Jobs& jobs, httplib::DataSink& sink) {
 
 namespace {
 
+// Makes a constraint for each choice of a request from what was compiled once.
+using ConstraintMaker = std::function<std::shared_ptr<engine::TokenConstraint>()>;
+
 // A forced call's constraint: the call's JSON inside the markup the model writes calls in, or
 // Qwen's XML form.
 struct CallForm {
@@ -380,8 +384,7 @@ struct CallForm {
   std::string before, after;
 };
 
-Result<std::shared_ptr<engine::TokenConstraint>> call_constraint(const GenerationContext& ctx, const GenerationParams& p,
-                                                                 const std::vector<int32_t>& eog) {
+Result<ConstraintMaker> call_constraint(const GenerationContext& ctx, const GenerationParams& p, const std::vector<int32_t>& eog) {
   std::vector<engine::JsonSchema::Tool> tools;
   for (const std::string& name : p.forced_tools)
     for (const auto& t : p.tools)
@@ -398,9 +401,10 @@ Result<std::shared_ptr<engine::TokenConstraint>> call_constraint(const Generatio
       args_key = "parameters";
       break;
     case chat::ToolCallSyntax::kQwenXml: {
-      ZINC_ASSIGN_OR_RETURN(auto call, engine::XmlCall::compile(tools));
-      return std::shared_ptr<engine::TokenConstraint>(
-          std::make_shared<engine::XmlCallConstraint>(ctx.token_vocab, engine::XmlCallPrefix(call.get()), eog, call));
+      ZINC_ASSIGN_OR_RETURN(std::shared_ptr<const engine::XmlCall> call, engine::XmlCall::compile(tools));
+      return ConstraintMaker([vocab = ctx.token_vocab, call, eog] {
+        return std::make_shared<engine::XmlCallConstraint>(vocab, engine::XmlCallPrefix(call.get()), eog, call);
+      });
     }
     case chat::ToolCallSyntax::kNone:
       return error("this model's chat template writes tool calls in no format zinc can hold generation to (it can: "
@@ -408,8 +412,10 @@ Result<std::shared_ptr<engine::TokenConstraint>> call_constraint(const Generatio
                    "and Llama 3's JSON answers)");
   }
   ZINC_ASSIGN_OR_RETURN(form->schema, engine::JsonSchema::compile_call(tools, args_key));
-  engine::FramedPrefix<engine::SchemaPrefix> start(&form->before, engine::SchemaPrefix(form->schema.get()), &form->after);
-  return std::shared_ptr<engine::TokenConstraint>(std::make_shared<engine::CallConstraint>(ctx.token_vocab, start, eog, form));
+  return ConstraintMaker([vocab = ctx.token_vocab, form, eog] {
+    engine::FramedPrefix<engine::SchemaPrefix> start(&form->before, engine::SchemaPrefix(form->schema.get()), &form->after);
+    return std::make_shared<engine::CallConstraint>(vocab, start, eog, form);
+  });
 }
 
 }  // namespace
@@ -436,20 +442,23 @@ void handle_generation(GenerationContext& ctx, const httplib::Request& req, http
                                      " tokens (prompt and completion); shorten the prompt",
                              "invalid_request_error", chat ? "messages" : "prompt", "context_length_exceeded"});
 
-  // Each choice has its own constraint state.
+  // Each choice has its own constraint state, made from what is compiled here once.
   const std::vector<int32_t> eog = ctx.tok.vocab().eog_ids();
-  auto constraint = [&]() -> Result<std::shared_ptr<engine::TokenConstraint>> {
-    if (p.json_object) return std::shared_ptr<engine::TokenConstraint>(std::make_shared<engine::JsonConstraint>(ctx.token_vocab, engine::JsonPrefix(), eog));
-    if (p.json_schema)
-      return std::shared_ptr<engine::TokenConstraint>(
-          std::make_shared<engine::SchemaConstraint>(ctx.token_vocab, engine::SchemaPrefix(p.json_schema.get()), eog, p.json_schema));
-    if (!p.forced_tools.empty()) return call_constraint(ctx, p, eog);
-    return std::shared_ptr<engine::TokenConstraint>();
-  };
+  ConstraintMaker constraint = [] { return std::shared_ptr<engine::TokenConstraint>(); };
+  if (p.json_object) {
+    constraint = [&ctx, eog] { return std::make_shared<engine::JsonConstraint>(ctx.token_vocab, engine::JsonPrefix(), eog); };
+  } else if (p.json_schema) {
+    constraint = [&ctx, eog, schema = p.json_schema] {
+      return std::make_shared<engine::SchemaConstraint>(ctx.token_vocab, engine::SchemaPrefix(schema.get()), eog, schema);
+    };
+  } else if (!p.forced_tools.empty()) {
+    auto maker = call_constraint(ctx, p, eog);
+    if (!maker.ok()) return reply_error(res, {400, "tool_choice: " + maker.status().message(), "invalid_request_error", "tool_choice", ""});
+    constraint = std::move(*maker);
+  }
   const bool parse_calls = chat && p.parse_tool_calls && p.tools.is_array() && !p.tools.empty() &&
                            ctx.format.tool_syntax() != chat::ToolCallSyntax::kNone;
   auto jobs = std::make_shared<Jobs>();
-  std::vector<engine::Request> pending;  // submitted once every choice is built (a build error is a 400)
   for (int32_t i = 0; i < p.n; ++i) {
     engine::Request er;
     er.prompt = prompt;
@@ -458,9 +467,7 @@ void handle_generation(GenerationContext& ctx, const httplib::Request& req, http
     er.max_tokens = p.max_tokens > 0 ? p.max_tokens : int32_t(n_ctx);
     er.stop_ids = eog;
     er.top_logprobs = p.top_logprobs;
-    auto c = constraint();
-    if (!c.ok()) return reply_error(res, {400, "tool_choice: " + c.status().message(), "invalid_request_error", "tool_choice", ""});
-    er.constraint = std::move(*c);
+    er.constraint = constraint();
     auto job = std::make_shared<Job>(ctx, chat, p, opens_reasoning);
     if (parse_calls) job->tools.emplace(ctx.format.tool_syntax(), job->p.tools);
     job->index = int(i);
@@ -469,10 +476,9 @@ void handle_generation(GenerationContext& ctx, const httplib::Request& req, http
       job->created = jobs->front()->created;
     }
     job->prompt_tokens = int64_t(prompt.size());
+    job->stream = ctx.scheduler.submit(std::move(er));
     jobs->push_back(job);
-    pending.push_back(std::move(er));
   }
-  for (size_t i = 0; i < jobs->size(); ++i) (*jobs)[i]->stream = ctx.scheduler.submit(std::move(pending[i]));
   if (!p.stream) return run_whole(*jobs, res);
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider(

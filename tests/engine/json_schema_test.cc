@@ -301,6 +301,13 @@ TEST(JsonSchema, CompileRefusesWhatItCannotHoldOutputTo) {
             std::string::npos);
   EXPECT_NE(message(object_schema({{std::string(5000, 'k'), {{"type", "string"}}}}, Json::array())).find("longer"), std::string::npos);
   EXPECT_NE(message(object_schema({{"d", {{"const", std::string(5000, 'v')}}}}, Json::array())).find("longer"), std::string::npos);
+  // A schema's patterns share one build budget (each alone would be fine), and a repeated one is built once.
+  Json many = Json::object();
+  for (int i = 0; i < 8; ++i) many["p" + std::to_string(i)] = {{"type", "string"}, {"pattern", "(a|.b){0,40}" + std::string(1, char('c' + i))}};
+  EXPECT_NE(message(object_schema(many, Json::array())).find("too large"), std::string::npos);
+  Json same = Json::object();
+  for (int i = 0; i < 40; ++i) same["p" + std::to_string(i)] = {{"type", "string"}, {"pattern", "(a|.b){0,40}c"}};
+  EXPECT_EQ(message(object_schema(same, Json::array())), "compiled");
   Json deep = {{"type", "string"}};
   for (int i = 0; i < 20; ++i) deep = object_schema({{"x", deep}}, {"x"});
   EXPECT_NE(message(deep).find("deep"), std::string::npos);
