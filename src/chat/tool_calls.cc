@@ -12,6 +12,7 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 constexpr std::string_view kOpen = "<tool_call>", kClose = "</tool_call>";
+constexpr std::string_view kMistralCalls = "[TOOL_CALLS]", kMistralArgs = "[ARGS]", kMistralId = "[CALL_ID]";
 constexpr std::string_view kSpace = " \t\r\n";
 constexpr int kMaxDepth = 64;  // generated JSON nested deeper is not a call
 
@@ -58,7 +59,13 @@ bool call_from_json(const Json& j, ToolCall* out) {
 
 }  // namespace
 
+std::vector<std::string> tool_call_control_texts(ToolCallSyntax syntax) {
+  if (syntax == ToolCallSyntax::kMistral) return {std::string(kMistralCalls), std::string(kMistralArgs), std::string(kMistralId)};
+  return {};
+}
+
 ToolCallSyntax detect_tool_call_syntax(std::string_view source) {
+  if (contains(source, kMistralCalls)) return ToolCallSyntax::kMistral;
   if (contains(source, kOpen)) return contains(source, "<function=") ? ToolCallSyntax::kQwenXml : ToolCallSyntax::kHermes;
   if (contains(source, "<|start_header_id|>") && (contains(source, "<|python_tag|>") || contains(source, "\"parameters\": ")))
     return ToolCallSyntax::kLlama3;
@@ -91,9 +98,10 @@ ToolCallParser::Delta ToolCallParser::push(std::string_view text) {
         pending_.clear();
         return d;
       case State::kOutside: {
-        const size_t at = pending_.find(kOpen);
+        const std::string_view open = open_marker();
+        const size_t at = pending_.find(open);
         if (at == std::string::npos) {
-          const size_t hold = text::partial_tail(pending_, kOpen);
+          const size_t hold = text::partial_tail(pending_, open);
           emit_content(std::string_view(pending_).substr(0, pending_.size() - hold), d);
           pending_.erase(0, pending_.size() - hold);
           return d;
@@ -101,8 +109,8 @@ ToolCallParser::Delta ToolCallParser::push(std::string_view text) {
         emit_content(std::string_view(pending_).substr(0, at), d);
         space_before_call_ = std::move(held_space_);
         held_space_.clear();
-        pending_.erase(0, at + kOpen.size());
-        state_ = State::kInside;
+        pending_.erase(0, at + open.size());
+        state_ = syntax_ == ToolCallSyntax::kMistral ? State::kCapture : State::kInside;  // Mistral's calls run to the end
         break;
       }
       case State::kInside: {
@@ -147,9 +155,14 @@ ToolCallParser::Delta ToolCallParser::flush() {
       finish_call(pending_, /*closed=*/false, d);
       break;
     case State::kCapture:
-      d.calls = parse_llama3(pending_);
+      d.calls = syntax_ == ToolCallSyntax::kMistral ? parse_mistral(pending_) : parse_llama3(pending_);
       n_calls_ += int(d.calls.size());
-      if (d.calls.empty()) d.content = pending_;
+      if (d.calls.empty() && syntax_ == ToolCallSyntax::kMistral) {  // not calls: the text stays as it came
+        held_space_ = std::move(space_before_call_);
+        emit_content(std::string(kMistralCalls) + pending_, d);
+      } else if (d.calls.empty()) {
+        d.content = pending_;
+      }
       break;
     case State::kUndecided:
       d.content = pending_;
@@ -218,6 +231,41 @@ bool ToolCallParser::parse_qwen_xml(std::string_view body, ToolCall* out) const 
   }
   out->arguments = args.dump();
   return true;
+}
+
+std::string_view ToolCallParser::open_marker() const { return syntax_ == ToolCallSyntax::kMistral ? kMistralCalls : kOpen; }
+
+// What follows the first [TOOL_CALLS]: a JSON array of calls, or NAME[ARGS]{...} (NAME[CALL_ID]ID[ARGS]
+// in some templates) for each [TOOL_CALLS]. All or nothing.
+std::vector<ToolCall> ToolCallParser::parse_mistral(std::string_view text) const {
+  std::vector<ToolCall> calls;
+  text = trim(text);
+  if (!text.empty() && text[0] == '[') {
+    const Json list = parse_json(text);
+    if (!list.is_array() || list.empty()) return {};
+    for (const auto& j : list) {
+      ToolCall call;
+      if (!call_from_json(j, &call)) return {};
+      calls.push_back(std::move(call));
+    }
+    return calls;
+  }
+  for (;;) {
+    const size_t next = text.find(kMistralCalls);
+    std::string_view one = text.substr(0, next);
+    const size_t args = one.find(kMistralArgs);
+    if (args == std::string_view::npos) return {};
+    std::string_view name = one.substr(0, args);
+    name = name.substr(0, name.find(kMistralId));
+    ToolCall call;
+    call.name = std::string(trim(name));
+    const Json arguments = parse_json(trim(one.substr(args + kMistralArgs.size())));
+    if (call.name.empty() || !arguments.is_object()) return {};
+    call.arguments = arguments.dump();
+    calls.push_back(std::move(call));
+    if (next == std::string_view::npos) return calls;
+    text = text.substr(next + kMistralCalls.size());
+  }
 }
 
 std::vector<ToolCall> ToolCallParser::parse_llama3(std::string_view text) const {

@@ -15,7 +15,12 @@ enum class ToolCallSyntax {
   kHermes,  // <tool_call>{"name": ..., "arguments": {...}}</tool_call>, any number (Qwen2.5, Qwen3, Hermes 3)
   kQwenXml, // <tool_call><function=NAME><parameter=KEY>VALUE</parameter>...</function></tool_call> (Qwen3-Coder, Qwen3.5)
   kLlama3,  // the whole answer is one {"name": ..., "parameters": {...}} object (Llama 3.1-3.3)
+  kMistral, // [TOOL_CALLS] then a JSON array of {"name", "arguments"} (Mistral Nemo), or
+            // NAME[ARGS]{...} after each [TOOL_CALLS] (Ministral 3, Magistral, Devstral): to the end
 };
+// The control tokens a syntax writes its calls with, which the text must then show ([TOOL_CALLS],
+// [ARGS], [CALL_ID] for kMistral; none for the others).
+std::vector<std::string> tool_call_control_texts(ToolCallSyntax syntax);
 ToolCallSyntax detect_tool_call_syntax(std::string_view template_source);
 
 struct ToolCall {
@@ -44,6 +49,8 @@ class ToolCallParser {
   std::vector<ToolCall> parse_llama3(std::string_view text) const;
   bool parse_hermes(std::string_view body, ToolCall* out) const;
   bool parse_qwen_xml(std::string_view body, ToolCall* out) const;
+  std::vector<ToolCall> parse_mistral(std::string_view text) const;
+  std::string_view open_marker() const;
   std::string parameter_type(const std::string& function, const std::string& key) const;
 
   ToolCallSyntax syntax_;

@@ -29,11 +29,11 @@ void reply_error(httplib::Response& res, const ApiError& e) {
 
 namespace {
 
-std::string random_id(const char* prefix) {
+std::string random_id(const char* prefix, int n = 24) {
   static thread_local std::mt19937_64 rng{std::random_device{}()};
   static const char kAlphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
   std::string id = prefix;
-  for (int i = 0; i < 24; ++i) id += kAlphabet[rng() % 62];
+  for (int i = 0; i < n; ++i) id += kAlphabet[rng() % 62];
   return id;
 }
 
@@ -98,6 +98,7 @@ struct Job {
   Json lp_offsets = Json::array();
   std::optional<chat::ToolCallParser> tools;  // chat requests with tools, where the template's syntax is known
   int n_taken = 0;  // calls taken out of the content
+  bool short_call_ids = false;  // Mistral's templates take 9 alphanumerics as a call's id
   int n_calls = 0;  // calls sent
 
   // The calls found in content (taken out of it), whatever remains of it at the end; with
@@ -121,7 +122,7 @@ struct Job {
   Json call_json(const chat::ToolCall& c, int index) {
     Json j = Json::object();
     if (index >= 0) j["index"] = index;
-    j["id"] = random_id("call_");
+    j["id"] = short_call_ids ? random_id("", 9) : random_id("call_");
     j["type"] = "function";
     j["function"] = {{"name", c.name}, {"arguments", c.arguments}};
     ++n_calls;
@@ -406,6 +407,9 @@ Result<ConstraintMaker> call_constraint(const GenerationContext& ctx, const Gene
         return std::make_shared<engine::XmlCallConstraint>(vocab, engine::XmlCallPrefix(call.get()), eog, call);
       });
     }
+    case chat::ToolCallSyntax::kMistral:
+      return error("Mistral models begin their calls with the [TOOL_CALLS] control token, which zinc cannot hold generation "
+                   "to; use tool_choice \"auto\"");
     case chat::ToolCallSyntax::kNone:
       return error("this model's chat template writes tool calls in no format zinc can hold generation to (it can: "
                    "<tool_call> JSON as Qwen2.5, Qwen3 and Hermes, Qwen3-Coder's and Qwen3.5's <function=...> form, "
@@ -469,7 +473,12 @@ void handle_generation(GenerationContext& ctx, const httplib::Request& req, http
     er.top_logprobs = p.top_logprobs;
     er.constraint = constraint();
     auto job = std::make_shared<Job>(ctx, chat, p, opens_reasoning);
-    if (parse_calls) job->tools.emplace(ctx.format.tool_syntax(), job->p.tools);
+    if (parse_calls) {
+      job->tools.emplace(ctx.format.tool_syntax(), job->p.tools);
+      for (const std::string& marker : chat::tool_call_control_texts(ctx.format.tool_syntax()))
+        if (auto ids = ctx.tok.encode(marker, false, true); ids.size() == 1) job->pipeline.show(ids[0]);
+      job->short_call_ids = ctx.format.tool_syntax() == chat::ToolCallSyntax::kMistral;
+    }
     job->index = int(i);
     if (i > 0) {
       job->id = jobs->front()->id;

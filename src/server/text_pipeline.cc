@@ -1,5 +1,7 @@
 #include "server/text_pipeline.h"
 
+#include <algorithm>
+
 namespace zinc::server {
 
 TextPipeline::TextPipeline(const tokenizer::Tokenizer& tok, std::vector<std::string> stops, bool split_reasoning,
@@ -16,6 +18,8 @@ chat::ReasoningSplitter::Delta TextPipeline::route(const std::string& text) {
 chat::ReasoningSplitter::Delta TextPipeline::push(int32_t id) {
   if (stop_.stopped() || !tok_.vocab().valid_id(id)) return {};
   ++n_tokens_;
+  if (std::find(shown_.begin(), shown_.end(), id) != shown_.end())
+    return route(stop_.push(decoder_.flush() + std::string(tok_.decode_piece(id, /*render_special=*/true))));
   return route(stop_.push(decoder_.push(id)));
 }
 

@@ -16,6 +16,8 @@ class TextPipeline {
  public:
   // split_reasoning: chats; starts_in_reasoning: the prompt opened a <think> block.
   TextPipeline(const tokenizer::Tokenizer& tok, std::vector<std::string> stops, bool split_reasoning, bool starts_in_reasoning);
+  // A control token whose text the answer shows (a tool-call syntax's markers); others show nothing.
+  void show(int32_t id) { shown_.push_back(id); }
   chat::ReasoningSplitter::Delta push(int32_t id);
   chat::ReasoningSplitter::Delta finish();  // end of generation: what was held back
   bool stopped() const { return stop_.stopped(); }
@@ -27,6 +29,7 @@ class TextPipeline {
   tokenizer::StreamingDecoder decoder_;
   chat::StopMatcher stop_;
   std::optional<chat::ReasoningSplitter> splitter_;
+  std::vector<int32_t> shown_;
   int64_t n_tokens_ = 0;
 };
 

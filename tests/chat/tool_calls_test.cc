@@ -72,7 +72,8 @@ TEST(ToolCallSyntax, FoundInRealTemplates) {
       {"meta-llama-Llama-3.2-3B-Instruct", ToolCallSyntax::kLlama3},
       {"google-gemma-2-2b-it", ToolCallSyntax::kNone},
       {"microsoft-Phi-3.5-mini-instruct", ToolCallSyntax::kNone},
-      {"mistralai-Mistral-Nemo-Instruct-2407", ToolCallSyntax::kNone},
+      {"mistralai-Mistral-Nemo-Instruct-2407", ToolCallSyntax::kMistral},
+      {"mistralai-Ministral-3-14B-Reasoning-2512", ToolCallSyntax::kMistral},
       {"openai-gpt-oss-120b", ToolCallSyntax::kNone},
   };
   for (const auto& [name, syntax] : cases) {
@@ -80,6 +81,33 @@ TEST(ToolCallSyntax, FoundInRealTemplates) {
     EXPECT_EQ(detect_tool_call_syntax(std::string(bytes.begin(), bytes.end())), syntax) << name;
   }
   EXPECT_EQ(detect_tool_call_syntax(kChatmlTemplate), ToolCallSyntax::kNone);
+}
+
+// Mistral: everything after [TOOL_CALLS] is calls, as Nemo's JSON array or Ministral's NAME[ARGS]{...}
+// (with [CALL_ID] in some templates); text that is not calls comes back with its marker.
+TEST(ToolCallParser, MistralCallsRunToTheEnd) {
+  const Parsed nemo = parse_every_way(ToolCallSyntax::kMistral,
+                                      "Let me look.[TOOL_CALLS][{\"name\": \"f\", \"arguments\": {\"a\": 1}, \"id\": \"abcdefghi\"}, "
+                                      "{\"name\": \"g\", \"arguments\": \"{\\\"b\\\": 2}\"}]");
+  EXPECT_EQ(nemo.content, "Let me look.");
+  ASSERT_EQ(nemo.calls.size(), 2u);
+  EXPECT_EQ(nemo.calls[0].name, "f");
+  EXPECT_EQ(nemo.calls[0].arguments, R"({"a":1})");
+  EXPECT_EQ(nemo.calls[1].arguments, R"({"b":2})");
+  const Parsed ministral =
+      parse_every_way(ToolCallSyntax::kMistral, "[TOOL_CALLS]get_weather[ARGS]{\"city\": \"Paris\"}[TOOL_CALLS]ping[CALL_ID]x1[ARGS]{}");
+  EXPECT_EQ(ministral.content, "");
+  ASSERT_EQ(ministral.calls.size(), 2u);
+  EXPECT_EQ(ministral.calls[0].name, "get_weather");
+  EXPECT_EQ(ministral.calls[0].arguments, R"({"city":"Paris"})");
+  EXPECT_EQ(ministral.calls[1].name, "ping");
+  EXPECT_EQ(ministral.calls[1].arguments, "{}");
+  const std::string not_calls = "Hi [TOOL_CALLS]I cannot call anything";
+  const Parsed plain = parse_every_way(ToolCallSyntax::kMistral, not_calls);
+  EXPECT_TRUE(plain.calls.empty());
+  EXPECT_EQ(plain.content, not_calls);
+  EXPECT_EQ(tool_call_control_texts(ToolCallSyntax::kMistral).size(), 3u);
+  EXPECT_TRUE(tool_call_control_texts(ToolCallSyntax::kHermes).empty());
 }
 
 TEST(ToolCallParser, HermesCallsAreTakenOutOfTheContent) {
