@@ -1,6 +1,6 @@
 // zinc serve -m MODEL [--host 127.0.0.1] [--port 9090] [--parallel 4] [-c CTX] [--api-key KEY]
-// [--alias NAME] [-t THREADS] [--backend auto|cpu|vulkan] [--device N] [--chat-template-file FILE.jinja]: the
-// OpenAI-compatible server. SIGINT / SIGTERM stop it cleanly.
+// [--alias NAME] [-t THREADS] [--backend auto|cpu|vulkan] [--device N] [--chat-template-file FILE.jinja]
+// [--pooling mean|last|cls]: the OpenAI-compatible server. SIGINT / SIGTERM stop it cleanly.
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -11,6 +11,7 @@
 #include "cli/command.h"
 #include "engine/runner.h"
 #include "engine/scheduler.h"
+#include "gguf/file.h"
 #include "model/model.h"
 #include "server/server.h"
 #include "tokenizer/tokenizer.h"
@@ -19,7 +20,7 @@ namespace zinc::cli {
 namespace {
 
 struct ServeOptions {
-  std::string model, host = "127.0.0.1", api_key, alias, backend = "auto", template_file;
+  std::string model, host = "127.0.0.1", api_key, alias, backend = "auto", template_file, pooling;
   int port = 9090, parallel = 4, threads = 0, device = -1;
   int64_t n_ctx = 4096, prefill_chunk = 256;
 };
@@ -50,6 +51,21 @@ int serve(const ServeOptions& o) {
   if (!format.ok()) return fail((o.template_file.empty() ? o.model : o.template_file) + ": " + format.status().message());
   if (format->is_fallback()) std::fprintf(stderr, "zinc: the model has no chat template; chats use ChatML\n");
 
+  // /v1/embeddings pools as --pooling says, else as the model's metadata does (llama.cpp's
+  // {arch}.pooling_type: 1 mean, 2 cls, 3 last), else by the mean.
+  engine::Runner::Pooling pooling = engine::Runner::Pooling::kMean;
+  if (!o.pooling.empty()) {
+    if (o.pooling == "mean") pooling = engine::Runner::Pooling::kMean;
+    else if (o.pooling == "last") pooling = engine::Runner::Pooling::kLast;
+    else if (o.pooling == "cls" || o.pooling == "first") pooling = engine::Runner::Pooling::kFirst;
+    else return fail("--pooling must be mean, last or cls");
+  } else if (auto arch = (*model)->file().find_string("general.architecture"); arch.ok() && *arch) {
+    if (auto type = (*model)->file().find_u32(std::string(**arch) + ".pooling_type"); type.ok() && *type) {
+      if (**type == 2) pooling = engine::Runner::Pooling::kFirst;
+      if (**type == 3) pooling = engine::Runner::Pooling::kLast;
+    }
+  }
+
   engine::RunnerOptions ro;
   ro.backend = *backend;
   ro.device = o.device;
@@ -69,6 +85,7 @@ int serve(const ServeOptions& o) {
   sv.port = o.port;
   sv.api_key = o.api_key;
   sv.model_name = !o.alias.empty() ? o.alias : std::filesystem::path(o.model).stem().string();
+  sv.pooling = pooling;
   server::Server server(**tok, *format, scheduler, sv);
   if (Status s = server.start(); !s.ok()) return fail(s.message());
   std::fprintf(stderr, "zinc: serving %s on http://%s:%d/ (%d parallel, %lld-token context, %s)\n", sv.model_name.c_str(),
@@ -97,6 +114,7 @@ ZINC_REGISTER_COMMAND(serve, Command{"serve", "Serve the model over an OpenAI-co
                                        sub.add_option("-t,--threads", o->threads, "CPU threads (0: all)")->capture_default_str();
                                        sub.add_option("--backend", o->backend, "auto, cpu or vulkan")->capture_default_str();
                                        sub.add_option("--device", o->device, "Vulkan device index (see zinc devices; -1: auto)")->capture_default_str();
+                                       sub.add_option("--pooling", o->pooling, "How /v1/embeddings pools tokens: mean, last or cls (default: the model's, else mean)");
                                        return [o]() { return serve(*o); };
                                      }});
 

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 
@@ -340,6 +341,44 @@ Result<std::span<const float>> Runner::decode(kv::SeqId seq, std::span<const int
   }
   if (all_logits && n > options_.max_batch) return std::span<const float>(logits_);
   return last;
+}
+
+Result<std::vector<float>> Runner::embed(std::span<const int32_t> tokens, Pooling pooling) {
+  if (tokens.empty()) return error("no tokens to embed");
+  ZINC_ASSIGN_OR_RETURN(kv::SeqId seq, cache_->add_sequence());
+  const int64_t n_embd = model_.hparams().n_embd, n = int64_t(tokens.size());
+  std::vector<double> sum(static_cast<size_t>(n_embd), 0.0);
+  Status status = ok_status();
+  for (int64_t begin = 0; begin < n && status.ok(); begin += options_.max_batch) {
+    const int64_t count = std::min(options_.max_batch, n - begin);
+    positions_.resize(size_t(count));
+    seq_ids_.assign(size_t(count), seq);
+    for (int64_t i = 0; i < count; ++i) positions_[size_t(i)] = int32_t(begin + i);
+    if (pooling == Pooling::kMean) {
+      output_rows_.resize(size_t(count));
+      for (int64_t i = 0; i < count; ++i) output_rows_[size_t(i)] = int32_t(i);
+    } else {
+      output_rows_.assign(1, pooling == Pooling::kLast ? int32_t(count - 1) : 0);
+    }
+    graph::Batch b{tokens.subspan(size_t(begin), size_t(count)), positions_, seq_ids_, output_rows_, /*hidden=*/true};
+    auto rows = decode(b);
+    if (!rows.ok()) {
+      status = rows.status();
+      break;
+    }
+    const bool keep = pooling == Pooling::kMean || (pooling == Pooling::kLast ? begin + count == n : begin == 0);
+    if (!keep) continue;
+    for (size_t r = 0; r < output_rows_.size(); ++r)
+      for (int64_t j = 0; j < n_embd; ++j) sum[size_t(j)] += (*rows)[r * size_t(n_embd) + size_t(j)];
+  }
+  cache_->remove_sequence(seq);
+  ZINC_RETURN_IF_ERROR(status);
+  double norm = 0;
+  for (double v : sum) norm += v * v;
+  norm = std::sqrt(norm);
+  std::vector<float> out(static_cast<size_t>(n_embd));
+  for (int64_t j = 0; j < n_embd; ++j) out[size_t(j)] = float(norm > 0 ? sum[size_t(j)] / norm : 0.0);
+  return out;
 }
 
 }  // namespace zinc::engine

@@ -62,6 +62,11 @@ class Runner {
   // than max_batch run in several steps. The view is valid until the next call.
   Result<std::span<const float>> decode(kv::SeqId seq, std::span<const int32_t> tokens, bool all_logits);
 
+  // An embedding of `tokens`: their final-norm hidden states in a sequence of their own (removed
+  // after), pooled over the tokens (mean, the last, or the first) and scaled to length 1.
+  enum class Pooling : uint8_t { kMean, kLast, kFirst };
+  Result<std::vector<float>> embed(std::span<const int32_t> tokens, Pooling pooling);
+
   // One step over a batch that may mix sequences (tokens of a sequence in position order, each
   // sequence continuing from its length). Returns logits [batch.output_rows.size(), n_vocab].
   Result<std::span<const float>> decode(const graph::Batch& batch);

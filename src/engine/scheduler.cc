@@ -154,17 +154,41 @@ bool Scheduler::admit(std::unique_ptr<Active>& a) {
   return true;
 }
 
+int64_t Scheduler::embedding_size() const { return runner_.model().hparams().n_embd; }
+
+void Scheduler::run_task(std::function<void(Runner*)> task, int64_t pages) {
+  {
+    std::lock_guard lock(mu_);
+    if (!stop_) {
+      tasks_.push_back({std::move(task), pages});
+      task = nullptr;
+    }
+  }
+  if (task) task(nullptr);
+  cv_.notify_all();
+}
+
 void Scheduler::loop() {
   for (;;) {
     std::vector<std::unique_ptr<Active>> incoming;
+    Task task;
     {
       std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return stop_ || !queue_.empty() || !active_.empty(); });
+      cv_.wait(lock, [&] { return stop_ || !queue_.empty() || !active_.empty() || !tasks_.empty(); });
       if (stop_) break;
-      while (active_.size() + incoming.size() < size_t(options_.parallel) && !queue_.empty()) {
+      if (!tasks_.empty() && active_.size() < size_t(options_.parallel)) {  // a sequence is free for it
+        task = std::move(tasks_.front());
+        tasks_.pop_front();
+      }
+      while (active_.size() + incoming.size() + (task.run ? 1 : 0) < size_t(options_.parallel) && !queue_.empty()) {
         incoming.push_back(std::move(queue_.front()));
         queue_.pop_front();
       }
+    }
+    if (task.run) {
+      prefixes_.evict_for(task.pages);
+      n_prefixes_ = int64_t(prefixes_.size());
+      task.run(&runner_);
     }
     for (auto& a : incoming)
       if (admit(a)) active_.push_back(std::move(a));
@@ -179,9 +203,14 @@ void Scheduler::loop() {
   }
   for (auto& a : active_) finish(*a, FinishReason::kCancelled);
   active_.clear();
-  std::lock_guard lock(mu_);
-  for (auto& a : queue_) finish(*a, FinishReason::kCancelled);
-  queue_.clear();
+  std::deque<Task> left;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& a : queue_) finish(*a, FinishReason::kCancelled);
+    queue_.clear();
+    left.swap(tasks_);
+  }
+  for (auto& t : left) t.run(nullptr);
 }
 
 namespace {

@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -101,8 +102,13 @@ class Scheduler {
   // Queues a request. Checks (prompt empty, too long for n_ctx, ids outside the vocabulary) end
   // the stream at once with kError.
   std::shared_ptr<Stream> submit(Request request);
+  // Runs `task` on the worker between steps, with the runner to itself and a sequence free for
+  // it, after making room for `pages` KV pages (an embedding's). Tasks still queued at shutdown
+  // are called with nullptr.
+  void run_task(std::function<void(Runner*)> task, int64_t pages);
   SchedulerStats stats() const;
   const SchedulerOptions& options() const { return options_; }
+  int64_t embedding_size() const;  // the model's n_embd (Runner::embed's length)
 
  private:
   struct Active;
@@ -117,6 +123,11 @@ class Scheduler {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::unique_ptr<Active>> queue_;
+  struct Task {
+    std::function<void(Runner*)> run;
+    int64_t pages = 0;
+  };
+  std::deque<Task> tasks_;
   bool stop_ = false;
   std::vector<std::unique_ptr<Active>> active_;  // worker only
   std::atomic<int64_t> n_active_{0}, pages_used_{0}, cached_total_{0}, computed_total_{0}, n_prefixes_{0}, steps_{0};

@@ -38,7 +38,7 @@ class Graph {
   const std::vector<Buffer>& buffers() const { return buffers_; }
   const Buffer& buffer(BufferId id) const { return buffers_[size_t(id.index)]; }
   BufferId find_buffer(std::string_view name) const;  // invalid id when absent
-  BufferId output() const { return output_; }         // logits [n_outputs, n_vocab]
+  BufferId output() const { return output_; }         // logits [n_outputs, n_vocab] (hidden: [n_outputs, n_embd])
   const StateLayout& state() const { return state_; }
   size_t arena_bytes() const { return arena_bytes_; }  // planned size of all buffers
   size_t unplanned_bytes() const;                      // sum of buffer sizes without reuse
@@ -59,6 +59,7 @@ class GraphBuilder {
 
   int64_t n_tokens() const { return graph_.shape_.n_tokens; }
   int64_t n_outputs() const { return graph_.shape_.n_outputs; }
+  bool hidden_output() const { return graph_.shape_.hidden; }
   const StateLayout& state() const { return graph_.state_; }
 
   // A new buffer of [rows, cols]; rows < 0 means n_tokens. Names should be unique.

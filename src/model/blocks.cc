@@ -184,6 +184,7 @@ BufferId output_logits(GraphBuilder& g, const Model& m, BufferId x, BufferId res
   }
   BufferId h = g.buffer("result_norm", hp.n_embd, g.info(x).rows);
   g.add("output_norm", graph::RmsNorm{x, residual, h, &m.need(WeightId::kOutputNorm), hp.rms_eps});
+  if (g.hidden_output()) return h;
   return matmul(g, "result_output", h, m.need(WeightId::kOutput), m.weight(WeightId::kOutputBias));
 }
 

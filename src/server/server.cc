@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "server/api.h"
+#include "server/embeddings.h"
 #include "server/generation.h"
 #include "server/metrics.h"
 #include "server/token_endpoints.h"
@@ -55,7 +56,7 @@ bool equal_constant_time(std::string_view a, std::string_view b) {
 
 std::string endpoint_label(const std::string& path) {
   for (const char* known : {"/v1/chat/completions", "/v1/completions", "/chat/completions", "/completions", "/v1/models",
-                            "/tokenize", "/detokenize", "/health", "/metrics", "/"})
+                            "/v1/embeddings", "/embeddings", "/tokenize", "/detokenize", "/health", "/metrics", "/"})
     if (path == known) return path;
   if (path.rfind("/v1/models/", 0) == 0) return "/v1/models/{id}";
   return "other";
@@ -127,6 +128,8 @@ Server::Server(const tokenizer::Tokenizer& tok, const chat::ChatFormat& format, 
                                "invalid_request_error", "model", "model_not_found"});
     res.set_content(dump(model()), "application/json");
   });
+  for (const char* path : {"/v1/embeddings", "/embeddings"})
+    im.http.Post(path, [&ctx](const httplib::Request& req, httplib::Response& res) { handle_embeddings(ctx, req, res); });
   im.http.Post("/tokenize", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_tokenize(ctx, req, res); });
   im.http.Post("/detokenize", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_detokenize(ctx, req, res); });
   im.http.Get("/health", [](const httplib::Request&, httplib::Response& res) {

@@ -14,6 +14,7 @@
 
 #include "chat/conversation.h"
 #include "core/status.h"
+#include "engine/runner.h"
 #include "engine/scheduler.h"
 #include "tokenizer/tokenizer.h"
 
@@ -26,6 +27,7 @@ struct ServerOptions {
   std::string model_name = "zinc";  // the id /v1/models reports
   size_t max_body_bytes = 8u << 20;
   int http_threads = 0;  // 0: 4 per parallel sequence plus 16
+  engine::Runner::Pooling pooling = engine::Runner::Pooling::kMean;  // /v1/embeddings
 };
 
 class Server {

@@ -24,6 +24,8 @@ TEST(ServeCommand, BadInputFailsWithOneLine) {
       << out;
   EXPECT_NE(out.find("error: "), std::string::npos) << out;
   EXPECT_EQ(run_command(zinc_binary() + " serve -m " + data_path("models/stories260K.gguf") + " --device x 2>&1", &out), 2) << out;
+  EXPECT_EQ(run_command(zinc_binary() + " serve -m " + data_path("models/stories260K.gguf") + " --pooling max 2>&1", &out), 1) << out;
+  EXPECT_NE(out.find("--pooling"), std::string::npos) << out;
 }
 
 TEST(ServeCommand, StopsCleanlyOnSigterm) {

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/quant.h"
 #include "engine/generate.h"
+#include "gguf/file.h"
 #include "model/model.h"
 #include "support/test_data.h"
 
@@ -333,6 +335,60 @@ TEST(Generate, GreedyOnVulkanMatchesHostArgmax) {
   EXPECT_EQ(res->reason, StopReason::kCallback);
   EXPECT_EQ(res->tokens, std::vector<int32_t>(want.begin(), want.begin() + 4));
   EXPECT_EQ((*r)->cache().length(s), int64_t(prompt.size()) + 4);
+}
+
+// Embeddings are the final-norm hidden states the logits come from (the output matrix times the
+// last token's embedding points along its logits), pooled as asked and of length 1; a causal
+// model's first-token pooling is the first token alone; Vulkan gives the CPU's.
+TEST(Runner, EmbeddingsAreTheHiddenStatesOfTheLogits) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto m = load("models/llama-f32.gguf");
+  ASSERT_TRUE(m);
+  const std::vector<int32_t> tokens = some_tokens(20, 7);
+  const int64_t n_embd = m->hparams().n_embd, n_vocab = m->hparams().n_vocab;
+  const std::vector<float> logits = alone(*m, tokens);
+  const std::span<const float> last_logits(logits.data() + (tokens.size() - 1) * size_t(n_vocab), size_t(n_vocab));
+  const gguf::TensorInfo* w = m->file().find_tensor("output.weight");
+  if (!w) w = m->file().find_tensor("token_embd.weight");
+  ASSERT_TRUE(w);
+  auto embed = [&](Backend backend, std::span<const int32_t> t, Runner::Pooling pooling) {
+    RunnerOptions o;
+    o.backend = backend;
+    o.n_threads = 2;
+    o.n_ctx = 64;
+    o.max_batch = 8;  // several steps
+    auto r = Runner::create(*m, o);
+    EXPECT_TRUE(r.ok());
+    auto e = (*r)->embed(t, pooling);
+    EXPECT_TRUE(e.ok()) << e.status().message();
+    EXPECT_EQ((*r)->cache().used_pages(), 0);  // its sequence is gone
+    return e.ok() ? *e : std::vector<float>();
+  };
+  const std::vector<float> last = embed(Backend::kCpu, tokens, Runner::Pooling::kLast);
+  ASSERT_EQ(last.size(), size_t(n_embd));
+  std::vector<float> row(static_cast<size_t>(n_embd));
+  std::vector<double> z(static_cast<size_t>(n_vocab));
+  double zz = 0, zl = 0, ll = 0;
+  for (int64_t v = 0; v < n_vocab; ++v) {
+    dequantize_row(w->type, w->data + size_t(v) * w->row_bytes(), row.data(), n_embd);
+    for (int64_t j = 0; j < n_embd; ++j) z[size_t(v)] += double(row[size_t(j)]) * last[size_t(j)];
+    zz += z[size_t(v)] * z[size_t(v)];
+    zl += z[size_t(v)] * last_logits[size_t(v)];
+    ll += double(last_logits[size_t(v)]) * last_logits[size_t(v)];
+  }
+  EXPECT_GT(zl / std::sqrt(zz * ll), 0.99999);  // the same direction
+  for (Runner::Pooling pooling : {Runner::Pooling::kMean, Runner::Pooling::kLast, Runner::Pooling::kFirst}) {
+    const std::vector<float> e = embed(Backend::kCpu, tokens, pooling);
+    double n2 = 0;
+    for (float x : e) n2 += double(x) * x;
+    EXPECT_NEAR(n2, 1.0, 1e-5);
+    if (have_vulkan()) {
+      EXPECT_LT(max_abs_diff(embed(Backend::kVulkan, tokens, pooling), e), 2e-3);
+    }
+  }
+  const std::vector<int32_t> one(tokens.begin(), tokens.begin() + 1);
+  EXPECT_LT(max_abs_diff(embed(Backend::kCpu, tokens, Runner::Pooling::kFirst), embed(Backend::kCpu, one, Runner::Pooling::kLast)), 1e-5);
+  EXPECT_LT(max_abs_diff(embed(Backend::kCpu, one, Runner::Pooling::kMean), embed(Backend::kCpu, one, Runner::Pooling::kLast)), 1e-6);
 }
 
 TEST(Runner, LongInputsRunInSeveralStepsWithTheSameResult) {

@@ -169,6 +169,17 @@ const failed = await runChecks([
       fs.rmSync(dir, { recursive: true, force: true });
     }
   }],
+  ["embeddings: one unit vector an input (the client asks for base64 and decodes it)", async () => {
+    const r = await client.embeddings.create({ model: kModel, input: ["Once upon a time", "The cat sat"] });
+    assert.equal(r.data.length, 2);
+    for (const d of r.data) {
+      assert.ok(d.embedding.length > 0);
+      const n2 = d.embedding.reduce((a, x) => a + x * x, 0);
+      assert.ok(Math.abs(n2 - 1) < 1e-4, "length " + n2);
+    }
+    const f = await client.embeddings.create({ model: kModel, input: "Once upon a time", encoding_format: "float" });
+    assert.deepEqual(f.data[0].embedding.map((x) => Math.fround(x)), r.data[0].embedding.map((x) => Math.fround(x)));
+  }],
   ["n choices come back indexed", async () => {
     const r = await client.chat.completions.create({ ...greedy, messages, n: 2 });
     assert.deepEqual(r.choices.map((c) => c.index), [0, 1]);

@@ -2,6 +2,7 @@
 // to the whole answer, stop strings, seeds, logprobs, prefix reuse in usage, and the endpoints.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <set>
 
 #include "engine/json_constraint.h"
@@ -504,6 +505,68 @@ TEST(Api, ParallelToolCallsFalseKeepsTheFirstCall) {
       EXPECT_LT(tokens, tokens_parallel) << "generation should end with the first call";
     }
   }
+}
+
+// /v1/embeddings: one vector of the model's width and length 1 per input, the same text the same
+// vector, base64 the same floats, usage counting the tokens; malformed inputs are 400s.
+TEST(Api, Embeddings) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto s = TestServer::start();
+  Reply one = post(*s, "/v1/embeddings", Json{{"model", "stories"}, {"input", "Once upon a time"}});
+  ASSERT_EQ(one.status, 200) << one.text;
+  EXPECT_EQ(one.body["object"], "list");
+  ASSERT_EQ(one.body["data"].size(), 1u);
+  const Json& e = one.body["data"][0];
+  EXPECT_EQ(e["object"], "embedding");
+  EXPECT_EQ(e["index"], 0);
+  const std::vector<float> v = e["embedding"].get<std::vector<float>>();
+  EXPECT_EQ(v.size(), 64u);  // stories260K's n_embd
+  double n2 = 0;
+  for (float x : v) n2 += double(x) * x;
+  EXPECT_NEAR(n2, 1.0, 1e-4);
+  EXPECT_GT(one.body["usage"]["prompt_tokens"].get<int>(), 1);
+  Reply many = post(*s, "/v1/embeddings", Json{{"input", {"Once upon a time", "The cat sat", "Once upon a time"}}});
+  ASSERT_EQ(many.status, 200) << many.text;
+  ASSERT_EQ(many.body["data"].size(), 3u);
+  EXPECT_EQ(many.body["data"][2]["index"], 2);
+  const auto a = many.body["data"][0]["embedding"].get<std::vector<float>>(), b = many.body["data"][1]["embedding"].get<std::vector<float>>(),
+             c = many.body["data"][2]["embedding"].get<std::vector<float>>();
+  for (size_t i = 0; i < v.size(); ++i) {
+    EXPECT_NEAR(a[i], v[i], 1e-6);
+    EXPECT_NEAR(c[i], v[i], 1e-6);
+  }
+  EXPECT_NE(a, b);
+  EXPECT_EQ(many.body["usage"]["prompt_tokens"].get<int>(), 2 * one.body["usage"]["prompt_tokens"].get<int>() +
+                                                              int(post(*s, "/tokenize", Json{{"content", "The cat sat"}, {"add_special", true}}).body["tokens"].size()));
+  Reply b64 = post(*s, "/v1/embeddings", Json{{"input", "Once upon a time"}, {"encoding_format", "base64"}});
+  ASSERT_EQ(b64.status, 200) << b64.text;
+  const std::string text = b64.body["data"][0]["embedding"].get<std::string>();
+  const std::string digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string bytes;
+  for (size_t i = 0; i + 3 < text.size() + 1; i += 4) {
+    uint32_t n = 0;
+    int pad = 0;
+    for (int k = 0; k < 4; ++k) {
+      const char ch = text[i + size_t(k)];
+      n = n << 6 | (ch == '=' ? (++pad, 0u) : uint32_t(digits.find(ch)));
+    }
+    bytes += char(n >> 16 & 255);
+    if (pad < 2) bytes += char(n >> 8 & 255);
+    if (pad < 1) bytes += char(n & 255);
+  }
+  ASSERT_EQ(bytes.size(), v.size() * 4);
+  std::vector<float> decoded(v.size());
+  std::memcpy(decoded.data(), bytes.data(), bytes.size());
+  EXPECT_EQ(decoded, v);
+  Reply ids = post(*s, "/v1/embeddings", Json{{"input", Json::array({Json::array({1, 300, 400}), Json::array({1, 300})})}});
+  ASSERT_EQ(ids.status, 200) << ids.text;
+  EXPECT_EQ(ids.body["usage"]["prompt_tokens"], 5);
+  expect_error(post(*s, "/v1/embeddings", Json{{"input", 5}}), 400, "", "input");
+  expect_error(post(*s, "/v1/embeddings", Json{{"input", Json::array()}}), 400, "", "input");
+  expect_error(post(*s, "/v1/embeddings", Json{{"input", Json::array({1, 99999999})}}), 400, "", "input");
+  expect_error(post(*s, "/v1/embeddings", Json{{"input", "x"}, {"encoding_format", "hex"}}), 400, "", "encoding_format");
+  expect_error(post(*s, "/v1/embeddings", Json{{"input", "x"}, {"dimensions", 3}}), 400, "", "dimensions");
+  expect_error(post(*s, "/v1/embeddings", Json{{"input", std::string(20000, 'a')}}), 400, "", "input");
 }
 
 TEST(Api, Logprobs) {
