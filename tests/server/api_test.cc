@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <set>
+#include <thread>
 
 #include "engine/json_constraint.h"
 #include "server_fixture.h"
@@ -558,6 +559,18 @@ TEST(Api, Embeddings) {
   std::vector<float> decoded(v.size());
   std::memcpy(decoded.data(), bytes.data(), bytes.size());
   EXPECT_EQ(decoded, v);
+  // Between the decode steps of a running answer, and the answer is unchanged by it.
+  const Json long_answer = completion("Once upon a time", 120);
+  const std::string alone = post(*s, "/v1/completions", long_answer).body["choices"][0]["text"];
+  std::string during;
+  std::thread answer([&] { during = post(*s, "/v1/completions", long_answer).body["choices"][0]["text"]; });
+  for (int k = 0; k < 5; ++k) {
+    Reply again = post(*s, "/v1/embeddings", Json{{"input", "Once upon a time"}});
+    ASSERT_EQ(again.status, 200) << again.text;
+    EXPECT_EQ(again.body["data"][0]["embedding"].get<std::vector<float>>(), v);
+  }
+  answer.join();
+  EXPECT_EQ(during, alone);
   Reply ids = post(*s, "/v1/embeddings", Json{{"input", Json::array({Json::array({1, 300, 400}), Json::array({1, 300})})}});
   ASSERT_EQ(ids.status, 200) << ids.text;
   EXPECT_EQ(ids.body["usage"]["prompt_tokens"], 5);
