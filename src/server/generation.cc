@@ -47,6 +47,13 @@ std::optional<ApiError> prompt_tokens(GenerationContext& ctx, const Json& body, 
     r.messages = *m;
     r.tools = tools;
     if (auto k = body.find("chat_template_kwargs"); k != body.end() && !k->is_null()) r.kwargs = *k;
+    // OpenAI's reasoning_effort reaches templates that read it (gpt-oss) as a template variable.
+    if (auto e = body.find("reasoning_effort"); e != body.end() && !e->is_null()) {
+      if (*e != "minimal" && *e != "low" && *e != "medium" && *e != "high")
+        return ApiError{400, "'reasoning_effort' must be \"minimal\", \"low\", \"medium\" or \"high\"", "invalid_request_error",
+                        "reasoning_effort", ""};
+      if (r.kwargs.is_object() && !r.kwargs.contains("reasoning_effort")) r.kwargs["reasoning_effort"] = *e;
+    }
     auto text = ctx.format.render(r);
     if (!text.ok()) return ApiError{400, "chat template: " + text.status().message(), "invalid_request_error", "messages", ""};
     *opens_reasoning = chat::prompt_opens_reasoning(*text);

@@ -582,6 +582,27 @@ TEST(Api, Embeddings) {
   expect_error(post(*s, "/v1/embeddings", Json{{"input", std::string(20000, 'a')}}), 400, "", "input");
 }
 
+// reasoning_effort reaches the template as a variable (as gpt-oss's reads it); chat_template_kwargs
+// says it first when it names one.
+TEST(Api, ReasoningEffortReachesTheTemplate) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto s = TestServer::start({}, "{{ 'Reasoning: ' + (reasoning_effort if reasoning_effort is defined else 'none') }}\n"
+                                 "{% for m in messages %}{{ m.content }}\n{% endfor %}");
+  auto prompt_tokens = [&](Json extra) {
+    Reply r = post(*s, "/v1/chat/completions", chat("Hi", 1, std::move(extra)));
+    EXPECT_EQ(r.status, 200) << r.text;
+    return r.body["usage"]["prompt_tokens"].get<int>();
+  };
+  auto tokens_of = [&](const std::string& text) {
+    return int(post(*s, "/tokenize", Json{{"content", text}, {"add_special", true}}).body["tokens"].size());
+  };
+  EXPECT_EQ(prompt_tokens(Json::object()), tokens_of("Reasoning: none\nHi\n"));
+  EXPECT_EQ(prompt_tokens({{"reasoning_effort", "medium"}}), tokens_of("Reasoning: medium\nHi\n"));
+  EXPECT_EQ(prompt_tokens({{"reasoning_effort", "low"}, {"chat_template_kwargs", {{"reasoning_effort", "high"}}}}),
+            tokens_of("Reasoning: high\nHi\n"));
+  expect_error(post(*s, "/v1/chat/completions", chat("Hi", 1, {{"reasoning_effort", "max"}})), 400, "", "reasoning_effort");
+}
+
 TEST(Api, Logprobs) {
   ZINC_REQUIRE_TEST_DATA();
   auto s = TestServer::start();
