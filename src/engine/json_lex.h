@@ -37,28 +37,22 @@ class Number {
         return Step::kTaken;
       case kZero:
       case kInt:
-        if (state_ == kInt && is_digit(c)) return Step::kTaken;
-        if (!integer && c == '.') state_ = kDot;
+      case kFrac:  // digits so far (a fraction's only after kDot); integers stop at their digits
+        if (state_ != kZero && is_digit(c)) return Step::kTaken;
+        if (!integer && c == '.' && state_ != kFrac) state_ = kDot;
         else if (!integer && (c == 'e' || c == 'E')) state_ = kExp;
         else return Step::kEnded;
         return Step::kTaken;
-      case kDot:
-        if (!is_digit(c)) return Step::kFail;
-        state_ = kFrac;
-        return Step::kTaken;
-      case kFrac:
-        if (is_digit(c)) return Step::kTaken;
-        if (c != 'e' && c != 'E') return Step::kEnded;
-        state_ = kExp;
-        return Step::kTaken;
       case kExp:
-        if (c == '+' || c == '-') state_ = kExpSign;
-        else if (is_digit(c)) state_ = kExpDigits;
-        else return Step::kFail;
-        return Step::kTaken;
-      case kExpSign:
+        if (c == '+' || c == '-') {
+          state_ = kExpSign;
+          return Step::kTaken;
+        }
+        [[fallthrough]];
+      case kDot:
+      case kExpSign:  // a digit must come
         if (!is_digit(c)) return Step::kFail;
-        state_ = kExpDigits;
+        state_ = state_ == kDot ? kFrac : kExpDigits;
         return Step::kTaken;
       case kExpDigits:
         return is_digit(c) ? Step::kTaken : Step::kEnded;
@@ -108,19 +102,19 @@ class Utf8 {
   uint8_t lo_ = 0x80, hi_ = 0xBF;  // the next one's range
 };
 
-// Whether `text` can follow whole UTF-8 sequences: valid UTF-8, the last sequence perhaps unfinished.
-inline bool utf8_continues(std::string_view text) {
+// Whether `text` can follow whole UTF-8 sequences: valid UTF-8, the last sequence perhaps
+// unfinished (*whole: it is finished).
+inline bool utf8_continues(std::string_view text, bool* whole = nullptr) {
   Utf8 u;
   for (char c : text)
     if (!u.step(uint8_t(c))) return false;
+  if (whole) *whole = u.between();
   return true;
 }
 // Whether `text` is whole UTF-8 sequences.
 inline bool whole_utf8(std::string_view text) {
-  Utf8 u;
-  for (char c : text)
-    if (!u.step(uint8_t(c))) return false;
-  return u.between();
+  bool whole = false;
+  return utf8_continues(text, &whole) && whole;
 }
 
 // A string's body after its opening quote, up to and with its closing quote.
