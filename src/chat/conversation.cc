@@ -99,6 +99,12 @@ Result<std::vector<int32_t>> ChatFormat::render_tokens(const ChatRequest& reques
   return tokenize(text);
 }
 
+Result<size_t> ChatFormat::history_length(ChatRequest request, std::span<const int32_t> prompt) const {
+  request.add_generation_prompt = false;
+  ZINC_ASSIGN_OR_RETURN(std::vector<int32_t> history, render_tokens(request));
+  return size_t(std::ranges::mismatch(history, prompt).in1 - history.begin());
+}
+
 bool prompt_opens_reasoning(std::string_view prompt) {
   const size_t open = prompt.rfind("<think>");
   if (open == std::string_view::npos) return false;

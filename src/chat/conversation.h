@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,6 +60,10 @@ class ChatFormat {
   // Prompt text → ids (special-token texts become their ids; BOS per the header note).
   std::vector<int32_t> tokenize(std::string_view prompt) const;
   Result<std::vector<int32_t>> render_tokens(const ChatRequest& request) const;
+  // How many leading tokens of `prompt` (the request's tokens) its messages alone account for:
+  // the request rendered without the generation prompt, as far as it agrees with `prompt`. The
+  // conversation's next turn starts with these tokens.
+  Result<size_t> history_length(ChatRequest request, std::span<const int32_t> prompt) const;
 
  private:
   ChatFormat(Template t, const tokenizer::Tokenizer& tok) : template_(std::move(t)), tok_(&tok) {}

@@ -113,10 +113,8 @@ Result<TurnStats> ChatSession::send(const std::string& user_text, const ChatOutp
   // A recurrent model runs the history first and saves its state where the generation prompt begins.
   size_t start = keep;
   if (recurrent) {
-    request.add_generation_prompt = false;
-    if (auto history = format_->render(request); history.ok()) {
-      const std::vector<int32_t> h = format_->tokenize(*history);
-      const size_t mark = std::mismatch(h.begin(), h.end(), tokens.begin(), tokens.end()).first - h.begin();
+    if (auto history = format_->history_length(request, tokens); history.ok()) {
+      const size_t mark = *history;
       if (mark > keep && mark < tokens.size()) {
         const std::span<const int32_t> part(tokens.data() + keep, mark - keep);
         for (int32_t t : part) sampler_->accept(t);

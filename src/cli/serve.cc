@@ -1,6 +1,6 @@
 // zinc serve -m MODEL [--host 127.0.0.1] [--port 9090] [--parallel 4] [-c CTX] [--api-key KEY]
 // [--alias NAME] [-t THREADS] [--backend auto|cpu|vulkan] [--device N] [--chat-template-file FILE.jinja]
-// [--pooling mean|last|cls]: the OpenAI-compatible server. SIGINT / SIGTERM stop it cleanly.
+// [--pooling mean|last|cls] [--cache-ram MIB]: the OpenAI-compatible server. SIGINT / SIGTERM stop it cleanly.
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -22,12 +22,13 @@ namespace {
 struct ServeOptions {
   std::string model, host = "127.0.0.1", api_key, alias, backend = "auto", template_file, pooling;
   int port = 9090, parallel = 4, threads = 0, device = -1;
-  int64_t n_ctx = 4096, prefill_chunk = 256;
+  int64_t n_ctx = 4096, prefill_chunk = 256, cache_ram_mib = 2048;
 };
 
 int serve(const ServeOptions& o) {
   if (o.parallel < 1 || o.parallel > 256) return fail("--parallel must be between 1 and 256");
   if (o.n_ctx < 16) return fail("--ctx-size must be at least 16 tokens");
+  if (o.cache_ram_mib < 0 || o.cache_ram_mib > (int64_t(1) << 30)) return fail("--cache-ram must be between 0 and 2^30 MiB");
   auto backend = engine::parse_backend(o.backend);
   if (!backend.ok()) return fail(backend.status().message());
   // Signals go to the waiting main thread only: block them before any thread starts.
@@ -78,6 +79,7 @@ int serve(const ServeOptions& o) {
   so.parallel = o.parallel;
   so.n_ctx = o.n_ctx;
   so.prefill_chunk = o.prefill_chunk;
+  so.max_prefix_state_bytes = size_t(o.cache_ram_mib) << 20;
   engine::Scheduler scheduler(**runner, so);
 
   server::ServerOptions sv;
@@ -111,6 +113,9 @@ ZINC_REGISTER_COMMAND(serve, Command{"serve", "Serve the model over an OpenAI-co
                                        sub.add_option("--alias", o->alias, "Model name reported by /v1/models (default: the file name)");
                                        sub.add_option("--chat-template-file", o->template_file, "Jinja chat template to use instead of the model's");
                                        sub.add_option("--prefill-chunk", o->prefill_chunk, "Prompt tokens per batched step")->capture_default_str();
+                                       sub.add_option("--cache-ram", o->cache_ram_mib,
+                                                      "MiB of host memory for cached prompts' recurrent state (hybrid models; 0: none)")
+                                           ->capture_default_str();
                                        sub.add_option("-t,--threads", o->threads, "CPU threads (0: all)")->capture_default_str();
                                        sub.add_option("--backend", o->backend, "auto, cpu or vulkan")->capture_default_str();
                                        sub.add_option("--device", o->device, "Vulkan device index (see zinc devices; -1: auto)")->capture_default_str();

@@ -41,12 +41,19 @@ struct Scheduler::Active {
   kv::SeqId seq = -1;
   std::vector<int32_t> tokens;  // prompt, then every sampled token; the cache holds a prefix
   int64_t n_prompt = 0, n_cached = 0, n_generated = 0;
+  int64_t checkpoint = 0;  // > 0: a snapshot is due when the cache holds this many tokens
   int32_t pending = -1;  // sampled, to be evaluated next step
   bool done = false;
 };
 
 Scheduler::Scheduler(Runner& runner, const SchedulerOptions& options)
-    : runner_(runner), options_(options), prefixes_(runner.cache(), options.max_cached_prefixes) {
+    : runner_(runner),
+      options_(options),
+      prefixes_(runner.cache(), options.max_cached_prefixes, std::chrono::minutes(30), options.max_prefix_state_bytes) {
+  prefixes_.set_state_io({[&runner](kv::SeqId seq) { return runner.save_recurrent_state(seq); },
+                          [&runner](kv::SeqId seq, std::span<const float> state) {
+                            return runner.restore_recurrent_state(seq, state);
+                          }});
   ZINC_CHECK(options_.parallel > 0 && options_.parallel <= runner.cache().max_seqs());
   ZINC_CHECK(options_.prefill_chunk > 0 && options_.n_ctx > 0);
   options_.prefill_chunk = std::min(options_.prefill_chunk, runner.options().max_batch - options_.parallel);
@@ -112,7 +119,7 @@ void Scheduler::finish(Active& a, FinishReason reason, std::string error) {
   a.done = true;
   kv::Cache& cache = runner_.cache();
   if (a.seq >= 0) {
-    if (reason != FinishReason::kError) {
+    if (reason != FinishReason::kError && !prefixes_.snapshots_state()) {
       const int64_t n = cache.length(a.seq);
       prefixes_.insert(a.seq, std::span<const int32_t>(a.tokens.data(), size_t(n)));
     }
@@ -149,6 +156,10 @@ bool Scheduler::admit(std::unique_ptr<Active>& a) {
   a->tokens.reserve(size_t(a->n_prompt + a->req.max_tokens));
   a->n_cached = prefixes_.adopt(a->seq, a->req.prompt, a->n_prompt - 1);  // the last token is always computed
   cached_total_ += a->n_cached;
+  if (prefixes_.snapshots_state()) {
+    const int64_t at = a->req.checkpoint < 0 ? a->n_prompt - 1 : std::min(a->req.checkpoint, a->n_prompt - 1);
+    if (at > a->n_cached) a->checkpoint = at;
+  }
   a->sampler = std::make_unique<Sampler>(a->req.sampling, int32_t(runner_.model().hparams().n_vocab));
   for (int32_t t : a->req.prompt) a->sampler->accept(t);
   return true;
@@ -261,7 +272,7 @@ Status Scheduler::step() {
   for (auto& a : active_) {
     const int64_t done = cache.length(a->seq);
     if (a->pending >= 0 || done >= a->n_prompt || budget <= 0) continue;
-    const int64_t n = std::min(a->n_prompt - done, budget);
+    const int64_t n = std::min(a->checkpoint > done ? a->checkpoint - done : a->n_prompt - done, budget);
     budget -= n;
     computed_total_ += n;
     add(*a, std::span<const int32_t>(a->tokens.data() + done, size_t(n)), done + n == a->n_prompt);
@@ -276,6 +287,12 @@ Status Scheduler::step() {
   graph::Batch batch{tokens_, positions_, seq_ids_, output_rows_};
   ZINC_ASSIGN_OR_RETURN(std::span<const float> logits, runner_.decode(batch));
   ++steps_;
+  for (auto& a : active_)
+    if (a->checkpoint > 0 && cache.length(a->seq) == a->checkpoint) {
+      prefixes_.insert(a->seq, std::span<const int32_t>(a->tokens.data(), size_t(a->checkpoint)));
+      a->checkpoint = 0;
+      n_prefixes_ = int64_t(prefixes_.size());
+    }
   pages_used_ = cache.used_pages();
   const size_t n_vocab = size_t(runner_.model().hparams().n_vocab);
   for (size_t r = 0; r < row_owner_.size(); ++r) {

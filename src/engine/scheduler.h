@@ -4,6 +4,8 @@
 // prefill_chunk tokens per step in all), so a long prompt does not stall running streams. New
 // requests join between steps. Each request has its own seeded Sampler; finished sequences leave
 // their tokens in the PrefixCache so a later request with the same prefix prefills only the rest.
+// Models with recurrent layers cache a snapshot instead, taken where the request's checkpoint
+// says (the prefill is split there), since their state cannot be rewound from a sequence's end.
 //
 // Results come back through the request's Stream (a thread-safe queue read by the caller);
 // Stream::cancel (a client that went away) ends the sequence at the next step and frees its pages.
@@ -59,6 +61,10 @@ struct Request {
   // Restricts what may be sampled (logprobs still come from the raw row); when it reports
   // finished() after a token, the request ends with kStop.
   std::shared_ptr<TokenConstraint> constraint;
+  // Models with recurrent layers: where the prompt's state is cached for later requests (a chat's
+  // history before the generation prompt, which its next turn repeats). -1: all but the last
+  // token (the same prompt again); 0: nowhere.
+  int64_t checkpoint = -1;
 };
 
 class Stream {
@@ -82,6 +88,7 @@ struct SchedulerOptions {
   int64_t n_ctx = 4096;          // tokens one sequence may hold (prompt + generated)
   int64_t prefill_chunk = 256;   // prompt tokens per step, over all prefilling sequences
   size_t max_cached_prefixes = 64;
+  size_t max_prefix_state_bytes = PrefixCache::kDefaultStateBytes;  // recurrent snapshots' host memory
 };
 
 struct SchedulerStats {
@@ -109,6 +116,8 @@ class Scheduler {
   SchedulerStats stats() const;
   const SchedulerOptions& options() const { return options_; }
   int64_t embedding_size() const;  // the model's n_embd (Runner::embed's length)
+  // Whether prompts are cached as recurrent-state snapshots at Request::checkpoint.
+  bool caches_at_checkpoints() const { return prefixes_.snapshots_state() && prefixes_.enabled(); }
 
  private:
   struct Active;

@@ -5,9 +5,10 @@
 //
 // Pages are reference counted so that a cached token prefix can keep its pages after its sequence
 // ends (retain_prefix) and later sequences can start from it (adopt_prefix): full pages are
-// shared, a partly filled last page is copied, so a sequence only ever writes to pages it owns
-// alone. A page returns to the pool when its last holder lets it go. Recurrent state is not part
-// of a prefix (see adopt_prefix).
+// shared, a partly filled last page is copied, so a sequence only ever writes rows no prefix
+// holds. A page returns to the pool when its last holder lets it go. Recurrent state is not part
+// of a prefix: whoever adopts one for a model with recurrent layers writes back the state saved
+// at its end (engine::PrefixCache).
 #pragma once
 
 #include <cstdint>
@@ -50,6 +51,7 @@ class Cache {
   int32_t max_seqs() const { return options_.max_seqs; }
   size_t pool_bytes() const { return page_bytes_ * size_t(options_.n_pages); }  // K/V pool size
   size_t state_bytes() const { return state_floats_ * 4 * size_t(options_.max_seqs); }
+  size_t seq_state_floats() const { return state_floats_; }  // one sequence's recurrent state
 
   // A new empty sequence with zeroed recurrent state; an error when every slot is taken.
   Result<SeqId> add_sequence();
@@ -68,13 +70,14 @@ class Cache {
   void set_length(SeqId seq, int64_t n);
 
   // The pages holding positions [0, n_tokens) of `seq` (n_tokens <= length), each with one more
-  // reference: they outlive the sequence until release_pages.
+  // reference: they outlive the sequence until release_pages. A live sequence goes on writing
+  // its later positions, past n_tokens, into the last of them: rows the prefix does not hold.
   std::vector<int32_t> retain_prefix(SeqId seq, int64_t n_tokens);
   void release_pages(std::span<const int32_t> pages);
   // Starts the empty sequence `seq` from a retained prefix: `pages` hold positions [0, n_tokens)
   // (n_tokens <= pages.size() * kPageTokens). Full pages are shared; the tokens of a partly filled
   // last page are copied to a page of its own (an error when the pool has none). The recurrent
-  // state stays zero, so callers must not adopt prefixes for models with recurrent layers.
+  // state stays zero: the caller restores the one saved at n_tokens.
   Status adopt_prefix(SeqId seq, std::span<const int32_t> pages, int64_t n_tokens);
   int32_t page_refs(int32_t page) const { return refs_[size_t(page)]; }
   // Where K/V live elsewhere (a GPU pool with the same page ids), adopt_prefix copies the rows of

@@ -37,9 +37,10 @@ std::string random_id(const char* prefix, int n = 24) {
   return id;
 }
 
-// Prompt tokens of a request, or the error to answer with.
+// Prompt tokens of a request, or the error to answer with; for chats where the scheduler caches
+// snapshots, `checkpoint` becomes where the history ends (engine::Request::checkpoint).
 std::optional<ApiError> prompt_tokens(GenerationContext& ctx, const Json& body, bool chat, const Json& tools,
-                                      std::vector<int32_t>* out, bool* opens_reasoning) {
+                                      std::vector<int32_t>* out, bool* opens_reasoning, int64_t* checkpoint) {
   if (chat) {
     auto m = body.find("messages");
     if (m == body.end() || !m->is_array() || m->empty()) return ApiError{400, "'messages' must be a non-empty array", "invalid_request_error", "messages", ""};
@@ -58,6 +59,8 @@ std::optional<ApiError> prompt_tokens(GenerationContext& ctx, const Json& body, 
     if (!text.ok()) return ApiError{400, "chat template: " + text.status().message(), "invalid_request_error", "messages", ""};
     *opens_reasoning = chat::prompt_opens_reasoning(*text);
     *out = ctx.format.tokenize(*text);
+    if (ctx.scheduler.caches_at_checkpoints())
+      if (auto history = ctx.format.history_length(r, *out); history.ok() && *history > 0) *checkpoint = int64_t(*history);
     return std::nullopt;
   }
   auto p = body.find("prompt");
@@ -446,7 +449,8 @@ void handle_generation(GenerationContext& ctx, const httplib::Request& req, http
                                "invalid_request_error", "logit_bias", ""});
   std::vector<int32_t> prompt;
   bool opens_reasoning = false;
-  if (auto e = prompt_tokens(ctx, body, chat, p.tools, &prompt, &opens_reasoning)) return reply_error(res, *e);
+  int64_t checkpoint = -1;
+  if (auto e = prompt_tokens(ctx, body, chat, p.tools, &prompt, &opens_reasoning, &checkpoint)) return reply_error(res, *e);
   const int64_t n_ctx = ctx.scheduler.options().n_ctx;
   if (int64_t(prompt.size()) >= n_ctx)
     return reply_error(res, {400, "the prompt has " + std::to_string(prompt.size()) + " tokens, but the context holds " + std::to_string(n_ctx) +
@@ -479,6 +483,7 @@ void handle_generation(GenerationContext& ctx, const httplib::Request& req, http
     er.stop_ids = eog;
     er.top_logprobs = p.top_logprobs;
     er.constraint = constraint();
+    er.checkpoint = checkpoint;
     auto job = std::make_shared<Job>(ctx, chat, p, opens_reasoning);
     if (parse_calls) {
       job->tools.emplace(ctx.format.tool_syntax(), job->p.tools);

@@ -238,17 +238,47 @@ TEST_P(SchedulerPrefix, PrefixReuseGivesTheSameTokensAndLogits) {
 INSTANTIATE_TEST_SUITE_P(Backends, SchedulerPrefix, ::testing::Values(Backend::kCpu, Backend::kVulkan),
                          [](const auto& info) { return info.param == Backend::kCpu ? "Cpu" : "Vulkan"; });
 
-TEST(Scheduler, HybridModelsSkipPrefixReuse) {
+// A hybrid model (Gated DeltaNet layers) caches snapshots: at the request's checkpoint, or before
+// the last prompt token. A later prompt resumes from the longest snapshot it holds whole, with the
+// tokens and log-probabilities of a fresh run.
+class SchedulerHybridPrefix : public ::testing::TestWithParam<Backend> {};
+
+TEST_P(SchedulerHybridPrefix, SnapshotsGiveTheSameTokensAndLogits) {
   ZINC_REQUIRE_TEST_DATA();
   auto m = load("models/qwen35-f32.gguf");
   ASSERT_TRUE(m);
-  auto s = make(*m, 2);
-  const auto p = some_tokens(30, 3);
-  Outcome a = collect(*s.scheduler->submit(greedy(p, 6)));
-  Outcome b = collect(*s.scheduler->submit(greedy(p, 6)));
-  EXPECT_EQ(b.done.cached_tokens, 0);
-  EXPECT_EQ(a.tokens, b.tokens);
+  auto s = make(*m, 2, 16, 64, GetParam());
+  if (!s.runner) GTEST_SKIP() << "no Vulkan device";
+  ASSERT_TRUE(s.scheduler->caches_at_checkpoints());
+  const auto turn1 = some_tokens(40, 3);
+  Request r1 = greedy(turn1, 6);
+  r1.checkpoint = 27;  // the history: not a chunk boundary
+  Outcome o1 = collect(*s.scheduler->submit(r1));
+  EXPECT_EQ(o1.done.cached_tokens, 0);
+  std::vector<int32_t> turn2(turn1.begin(), turn1.begin() + 27);
+  for (int32_t t : some_tokens(15, 9)) turn2.push_back(t == 1 ? 2 : t);
+  Outcome cached = collect(*s.scheduler->submit(greedy(turn2, 6)));
+  EXPECT_EQ(cached.done.cached_tokens, 27);
+  auto fresh_s = make(*m, 1, 256, 0, GetParam());
+  Outcome fresh = collect(*fresh_s.scheduler->submit(greedy(turn2, 6)));
+  EXPECT_EQ(fresh.done.cached_tokens, 0);
+  EXPECT_EQ(cached.tokens, fresh.tokens);
+  ASSERT_EQ(cached.logprobs.size(), fresh.logprobs.size());
+  const double tol = GetParam() == Backend::kCpu ? 1e-4 : 3e-3;
+  for (size_t t = 0; t < cached.logprobs.size(); ++t) EXPECT_NEAR(cached.logprobs[t], fresh.logprobs[t], tol) << t;
+  // turn2 had no checkpoint: it was snapshotted before its last token, so it runs again from there.
+  Outcome again = collect(*s.scheduler->submit(greedy(turn2, 6)));
+  EXPECT_EQ(again.done.cached_tokens, int64_t(turn2.size()) - 1);
+  EXPECT_EQ(again.tokens, fresh.tokens);
+  // A prompt that leaves every snapshot before its end shares nothing.
+  std::vector<int32_t> other = turn1;
+  other[20] = other[20] == 7 ? 8 : 7;
+  EXPECT_EQ(collect(*s.scheduler->submit(greedy(other, 2))).done.cached_tokens, 0);
+  EXPECT_GE(s.scheduler->stats().cached_prefixes, 2);
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, SchedulerHybridPrefix, ::testing::Values(Backend::kCpu, Backend::kVulkan),
+                         [](const auto& info) { return info.param == Backend::kCpu ? "Cpu" : "Vulkan"; });
 
 TEST(Scheduler, BadRequestsEndWithAnError) {
   ZINC_REQUIRE_TEST_DATA();

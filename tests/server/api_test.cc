@@ -164,6 +164,38 @@ TEST(Api, ChatShapesStreamingAndCachedSecondTurn) {
   EXPECT_GT(r2.body["usage"]["prompt_tokens_details"]["cached_tokens"].get<int>(), 10) << r2.text;
 }
 
+// A hybrid model's state is snapshotted where a chat's history ends, so the next turn (history,
+// answer, new message) resumes there; the same messages again (a regenerated answer) too.
+TEST(Api, HybridChatsResumeFromTheHistorySnapshot) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto s = TestServer::start({}, "", 2, 256, "models/qwen35-f32.gguf");
+  Json turn1 = {{"messages", Json::array({{{"role", "system"}, {"content", "You tell short stories."}},
+                                          {{"role", "user"}, {"content", "A story about a cat."}}})},
+                {"max_tokens", 6}, {"temperature", 0}};
+  Reply r1 = post(*s, "/v1/chat/completions", turn1);
+  ASSERT_EQ(r1.status, 200) << r1.text;
+  EXPECT_EQ(r1.body["usage"]["prompt_tokens_details"]["cached_tokens"], 0);
+  const int prompt1 = r1.body["usage"]["prompt_tokens"];
+  Reply again = post(*s, "/v1/chat/completions", turn1);
+  ASSERT_EQ(again.status, 200) << again.text;
+  const int history = again.body["usage"]["prompt_tokens_details"]["cached_tokens"];
+  EXPECT_GT(history, prompt1 / 2);
+  EXPECT_LT(history, prompt1);  // the generation prompt runs again
+  EXPECT_EQ(again.body["choices"][0]["message"]["content"], r1.body["choices"][0]["message"]["content"]);
+
+  Json turn2 = turn1;
+  turn2["messages"].push_back({{"role", "assistant"}, {"content", r1.body["choices"][0]["message"]["content"]}});
+  turn2["messages"].push_back({{"role", "user"}, {"content", "And then?"}});
+  Reply r2 = post(*s, "/v1/chat/completions", turn2);
+  ASSERT_EQ(r2.status, 200) << r2.text;
+  EXPECT_EQ(r2.body["usage"]["prompt_tokens_details"]["cached_tokens"], history);
+  auto fresh = TestServer::start({}, "", 1, 256, "models/qwen35-f32.gguf");
+  Reply f2 = post(*fresh, "/v1/chat/completions", turn2);
+  ASSERT_EQ(f2.status, 200) << f2.text;
+  EXPECT_EQ(f2.body["usage"]["prompt_tokens_details"]["cached_tokens"], 0);
+  EXPECT_EQ(r2.body["choices"][0]["message"]["content"], f2.body["choices"][0]["message"]["content"]);
+}
+
 TEST(Api, ReasoningGoesToReasoningContent) {
   ZINC_REQUIRE_TEST_DATA();
   // A template that opens the thinking block in the prompt: everything generated is reasoning

@@ -32,9 +32,9 @@ struct TestServer {
 
   // template_source "" → the model's (stories260K has none: ChatML).
   static std::unique_ptr<TestServer> start(ServerOptions o = {}, const std::string& template_source = "", int parallel = 4,
-                                           int64_t n_ctx = 256) {
+                                           int64_t n_ctx = 256, const std::string& model = "models/stories260K.gguf") {
     auto t = std::make_unique<TestServer>();
-    t->model = std::move(model::Model::load(test::data_path("models/stories260K.gguf")).value());
+    t->model = std::move(model::Model::load(test::data_path(model)).value());
     t->tok = std::move(tokenizer::Tokenizer::load(t->model->file()).value());
     t->format = std::make_unique<chat::ChatFormat>(chat::ChatFormat::create(t->model->file(), *t->tok, template_source).value());
     engine::RunnerOptions ro;
