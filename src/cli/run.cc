@@ -1,8 +1,9 @@
 // zinc run -m MODEL (-p PROMPT | --tokens 1,2,3) [-n 128] [sampling flags] [--json-schema SCHEMA |
-// --json-schema-file FILE]: generates a continuation and streams it to stdout (text for a text
-// prompt, ids for an id prompt). A text prompt is a user turn through the model's chat template
-// when it has one (--raw: as is). A JSON schema holds the continuation to a document of it, as
-// response_format json_schema does in the server (engine/json_schema.h).
+// --json-schema-file FILE | --grammar GBNF | --grammar-file FILE]: generates a continuation and
+// streams it to stdout (text for a text prompt, ids for an id prompt). A text prompt is a user
+// turn through the model's chat template when it has one (--raw: as is). A JSON schema holds the
+// continuation to a document of it, as response_format json_schema does in the server
+// (engine/json_schema.h); a grammar to its language, as llama.cpp's --grammar (engine/gbnf.h).
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -13,6 +14,7 @@
 #include "cli/sampling_flags.h"
 #include "cli/token_list.h"
 #include "engine/generate.h"
+#include "engine/grammar_constraint.h"
 #include "engine/json_schema.h"
 #include "engine/runner.h"
 #include "gguf/file.h"
@@ -23,7 +25,7 @@ namespace zinc::cli {
 namespace {
 
 struct RunOptions {
-  std::string model, prompt, tokens, stop, backend = "auto", json_schema, json_schema_file;
+  std::string model, prompt, tokens, stop, backend = "auto", json_schema, json_schema_file, grammar, grammar_file;
   bool raw = false, verbose = false;
   int n_predict = 128, threads = 0, device = -1;
   int64_t n_ctx = 4096;
@@ -72,9 +74,25 @@ int run_generate(const RunOptions& o) {
 
   engine::GenerateOptions go;
   go.max_new_tokens = o.n_predict;
-  if (!o.json_schema.empty() || !o.json_schema_file.empty()) {
-    if (!o.json_schema.empty() && !o.json_schema_file.empty()) return fail("give the schema once: --json-schema or --json-schema-file");
-    if (!tok) return fail("--json-schema needs a text prompt (-p)");
+  const bool schema_given = !o.json_schema.empty() || !o.json_schema_file.empty();
+  const bool grammar_given = !o.grammar.empty() || !o.grammar_file.empty();
+  if (schema_given && grammar_given) return fail("give a JSON schema or a grammar, not both");
+  if (!o.json_schema.empty() && !o.json_schema_file.empty()) return fail("give the schema once: --json-schema or --json-schema-file");
+  if (!o.grammar.empty() && !o.grammar_file.empty()) return fail("give the grammar once: --grammar or --grammar-file");
+  if ((schema_given || grammar_given) && !tok)
+    return fail(std::string(schema_given ? "--json-schema" : "--grammar") + " needs a text prompt (-p)");
+  if (grammar_given) {
+    std::string text = o.grammar;
+    if (!o.grammar_file.empty()) {
+      auto file = read_text(o.grammar_file);
+      if (!file.ok()) return fail(file.status().message());
+      text = std::move(*file);
+    }
+    auto grammar = engine::Grammar::compile(text);
+    if (!grammar.ok()) return fail((o.grammar_file.empty() ? "--grammar: " : o.grammar_file + ": ") + grammar.status().message());
+    go.constraint = engine::GrammarConstraint::make(engine::TokenVocab::of(*tok), *grammar, tok->vocab().eog_ids());
+  }
+  if (schema_given) {
     std::string text = o.json_schema;
     if (!o.json_schema_file.empty()) {
       auto file = read_text(o.json_schema_file);
@@ -157,6 +175,8 @@ ZINC_REGISTER_COMMAND(run, Command{"run", "Generate a continuation of a prompt (
                                      add_sampling_flags(sub, s);
                                      sub.add_option("--json-schema", o->json_schema, "Hold the output to this JSON schema (an object's)");
                                      sub.add_option("--json-schema-file", o->json_schema_file, "Hold the output to the JSON schema in this file");
+                                     sub.add_option("--grammar", o->grammar, "Hold the output to this GBNF grammar (llama.cpp's syntax)");
+                                     sub.add_option("--grammar-file", o->grammar_file, "Hold the output to the GBNF grammar in this file");
                                      sub.add_option("-t,--threads", o->threads, "CPU threads (0: all)")->capture_default_str();
                                      sub.add_option("--backend", o->backend, "auto, cpu or vulkan")->capture_default_str();
                                      sub.add_option("--device", o->device, "Vulkan device index (see zinc devices; -1: auto)")->capture_default_str();

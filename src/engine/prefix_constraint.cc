@@ -7,7 +7,7 @@
 namespace zinc::engine {
 
 TokenVocab::TokenVocab(std::vector<std::string> token_texts)
-    : texts(std::move(token_texts)), plain(texts.size()), order(texts.size()), shared(texts.size()) {
+    : texts(std::move(token_texts)), bytes(texts.size()), plain(texts.size()), order(texts.size()), shared(texts.size()) {
   for (size_t id = 0; id < texts.size(); ++id) {
     plain[id] = json_lex::utf8_continues(texts[id]) &&
                 std::all_of(texts[id].begin(), texts[id].end(), [](char c) { return uint8_t(c) >= 0x20 && c != '"' && c != '\\'; });
@@ -20,6 +20,14 @@ TokenVocab::TokenVocab(std::vector<std::string> token_texts)
     size_t n = 0;
     while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
     shared[i] = uint32_t(n);
+  }
+  for (size_t i = 0; i < order.size(); ++i) {
+    const std::string& t = texts[order[i]];
+    for (char c : t) {
+      if (uint8_t(c) < 0x80) bytes[i].ascii[uint8_t(c) / 64] |= uint64_t(1) << (uint8_t(c) % 64);
+      else bytes[i].high = true;
+    }
+    bytes[i].utf8 = json_lex::utf8_continues(t);
   }
 }
 

@@ -5,12 +5,18 @@
 //   bool complete() const;       // the document is whole: the request ends
 //   bool in_free_string() const; // inside a string that takes any text but quotes, backslashes
 //                                // control bytes and broken UTF-8 (TokenVocab::plain tokens pass unread)
+// and, optionally,
+//   bool can_end() const;             // the end-of-generation ids may come here even though other
+//                                     // tokens could (a grammar whose text may stop or go on)
+//   const ByteLoops* loops() const;   // bytes that leave the state as it is (or nullptr; valid
+//                                     // until the next feed): a token of them alone passes unread
 //
 // TokenVocab (every token's text, made once per model and shared) keeps the tokens in byte order
 // with the length of the prefix each shares with the one before; mask() feeds each token from the
 // state after that shared prefix, so a prefix that fails rules out every token starting with it.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -23,11 +29,29 @@
 
 namespace zinc::engine {
 
+// The bytes after which a recogniser's state is unchanged: ASCII bytes by bit, and whether every
+// character past ASCII is one of them (a token of such bytes must then also be valid UTF-8).
+struct ByteLoops {
+  std::array<uint64_t, 2> ascii{};
+  bool high = false;
+};
+
 struct TokenVocab {
   // texts[id]: the bytes token id adds to the output ("" for control tokens, never allowed).
   explicit TokenVocab(std::vector<std::string> token_texts);
   static std::shared_ptr<const TokenVocab> of(const tokenizer::Tokenizer& tok);
+  // Whether every byte of token order[i] is one that `loops` keeps the state through.
+  bool loops_through(size_t i, const ByteLoops& loops) const {
+    const Bytes& b = bytes[i];
+    return (b.ascii[0] & ~loops.ascii[0]) == 0 && (b.ascii[1] & ~loops.ascii[1]) == 0 && (!b.high || (loops.high && b.utf8));
+  }
   std::vector<std::string> texts;
+  struct Bytes {
+    std::array<uint64_t, 2> ascii{};  // the ASCII bytes the text holds, by bit
+    bool high = false;                // it holds bytes past ASCII
+    bool utf8 = false;                // it is UTF-8, its last character perhaps unfinished
+  };
+  std::vector<Bytes> bytes;      // by position in `order`
   std::vector<uint8_t> plain;    // no quote, backslash or control byte; UTF-8 (json_lex::utf8_continues)
   std::vector<int32_t> order;    // ids by text, bytewise
   std::vector<uint32_t> shared;  // bytes order[i]'s text shares with order[i - 1]'s
@@ -98,13 +122,25 @@ class PrefixConstraint : public TokenConstraint {
       }
     } else {
       constexpr size_t kNone = ~size_t(0);
+      ByteLoops held;  // a copy: feeding may move what loops() points to
+      const ByteLoops* loops = nullptr;
+      if constexpr (requires(const State& s) { s.loops(); })
+        if (const ByteLoops* l = state_.loops()) loops = &(held = *l);
       size_t fail = kNone;  // where the token before failed
+      size_t valid = kNone;  // states_[0..valid] hold the states after the token before's bytes
       states_[0] = state_;
       for (size_t i = 0; i < v.order.size(); ++i) {
         const int32_t id = v.order[i];
         const std::string& t = v.texts[id];
-        const size_t from = v.shared[i];
+        const size_t from = std::min<size_t>(v.shared[i], valid);
         if (fail != kNone && fail < from) continue;  // the same failing prefix
+        valid = std::min(valid, size_t(v.shared[i]));
+        if (loops && !t.empty() && v.loops_through(i, *loops)) {  // passes unread; states_ past
+          if (size_t(id) < logits.size()) allowed_[id] = 1;                  // the shared prefix go stale
+          fail = kNone;
+          continue;
+        }
+        valid = kNone;
         size_t k = from;
         while (k < t.size()) {
           states_[k + 1] = states_[k];
@@ -114,6 +150,11 @@ class PrefixConstraint : public TokenConstraint {
         fail = k < t.size() ? k : kNone;
         if (fail == kNone && !t.empty() && size_t(id) < logits.size()) allowed_[id] = 1;
       }
+    }
+    if constexpr (requires(const State& s) { s.can_end(); }) {
+      if (state_.can_end())
+        for (int32_t id : eog_)
+          if (id >= 0 && size_t(id) < logits.size()) allowed_[size_t(id)] = 1;
     }
     bool any = false;
     for (size_t id = 0; id < logits.size(); ++id) {
@@ -129,6 +170,9 @@ class PrefixConstraint : public TokenConstraint {
     if (token >= 0 && size_t(token) < vocab_->texts.size()) feed_all(state_, vocab_->texts[token]);
   }
   bool finished() const override { return state_.complete(); }
+
+ protected:
+  State& state() { return state_; }
 
  private:
   static bool feed_all(State& s, const std::string& text) {

@@ -165,10 +165,19 @@ std::optional<ApiError> parse_generation(const Json& body, bool chat, Generation
       return bad("response_format", "'response_format' type must be \"text\", \"json_object\" or \"json_schema\"");
     }
   }
+  if (auto it = body.find("grammar"); it != body.end() && !it->is_null()) {
+    if (!it->is_string()) return bad("grammar", "'grammar' must be a string of GBNF rules");
+    if (p.json_object || p.json_schema) return bad("grammar", "'grammar' cannot go with a 'response_format' json_object or json_schema");
+    auto compiled = engine::Grammar::compile(it->get<std::string>());
+    if (!compiled.ok()) return bad("grammar", compiled.status().message());
+    p.grammar = std::move(*compiled);
+  }
   if (chat) {
     ZINC_API_CHECK(parse_tools(body, &p));
     if (!p.forced_tools.empty() && (p.json_object || p.json_schema))
       return bad("tool_choice", "a forced tool call ('tool_choice' \"required\" or a function) cannot go with a 'response_format'");
+    if (!p.forced_tools.empty() && p.grammar)
+      return bad("tool_choice", "a forced tool call ('tool_choice' \"required\" or a function) cannot go with a 'grammar'");
     bool logprobs = false;
     ZINC_API_CHECK(boolean(body, "logprobs", &logprobs));
     v = -1;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/json_depth.h"
+#include "engine/gbnf.h"
 #include "engine/json_schema.h"
 #include "engine/sampler.h"
 
@@ -50,14 +51,16 @@ struct GenerationParams {
   std::vector<std::string> forced_tools;  // chat: tool_choice "required" (every tool) or a named function
   bool json_object = false;      // response_format {"type": "json_object"}: the answer is one JSON object
   std::shared_ptr<const engine::JsonSchema> json_schema;  // response_format {"type": "json_schema"}
+  std::shared_ptr<const engine::Grammar> grammar;        // llama.cpp's 'grammar': GBNF rules
 };
 
 // Reads the shared fields; `chat` picks the logprobs convention (chat: logprobs bool +
 // top_logprobs; completions: logprobs integer) and reads tools, tool_choice and
 // parallel_tool_calls. response_format "text", "json_object" (generation held to one JSON
 // object) or "json_schema" (held to the schema: engine/json_schema.h says which keywords; a
-// schema using others is refused, naming them). tool_choice "required" or a named function holds
-// generation to one call (forced_tools), so it cannot go with a response_format.
+// schema using others is refused, naming them), or llama.cpp's `grammar` (GBNF, engine/gbnf.h).
+// tool_choice "required" or a named function holds generation to one call (forced_tools), so it
+// cannot go with a response_format or a grammar.
 std::optional<ApiError> parse_generation(const Json& body, bool chat, GenerationParams* out);
 
 }  // namespace zinc::server

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "chat/tool_calls.h"
+#include "engine/grammar_constraint.h"
 #include "engine/json_constraint.h"
 #include "engine/json_schema.h"
 #include "engine/xml_call.h"
@@ -88,7 +89,7 @@ struct Job {
       : ctx(c), chat(is_chat), p(std::move(params)),
         // A constrained answer (JSON mode, a schema, a forced call) is all content, even after a
         // prompt that opens <think>.
-        pipeline(c.tok, p.stop, is_chat && !p.json_object && !p.json_schema && p.forced_tools.empty(), opens_reasoning), id(random_id(is_chat ? "chatcmpl-" : "cmpl-")), created(unix_time()) {}
+        pipeline(c.tok, p.stop, is_chat && !p.json_object && !p.json_schema && !p.grammar && p.forced_tools.empty(), opens_reasoning), id(random_id(is_chat ? "chatcmpl-" : "cmpl-")), created(unix_time()) {}
   GenerationContext& ctx;
   bool chat;
   GenerationParams p;
@@ -466,6 +467,8 @@ void handle_generation(GenerationContext& ctx, const httplib::Request& req, http
     constraint = [&ctx, eog, schema = p.json_schema] {
       return std::make_shared<engine::SchemaConstraint>(ctx.token_vocab, engine::SchemaPrefix(schema.get()), eog, schema);
     };
+  } else if (p.grammar) {
+    constraint = [&ctx, eog, grammar = p.grammar] { return engine::GrammarConstraint::make(ctx.token_vocab, grammar, eog); };
   } else if (!p.forced_tools.empty()) {
     auto maker = call_constraint(ctx, p, eog);
     if (!maker.ok()) return reply_error(res, {400, "tool_choice: " + maker.status().message(), "invalid_request_error", "tool_choice", ""});

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <regex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -116,6 +117,37 @@ TEST(RunCommand, JsonSchemaHoldsTheOutput) {
   EXPECT_EQ(out.rfind("error: --json-schema: ", 0), 0u) << out;
   EXPECT_EQ(run_command(zinc_binary() + " run -m " + model + " -p x --json-schema '{' 2>&1", &out), 1);
   EXPECT_EQ(run_command(zinc_binary() + " run -m " + model + " -p x --json-schema-file /nonexistent.json 2>&1", &out), 1);
+  EXPECT_NE(out.find("cannot open"), std::string::npos) << out;
+}
+
+// --grammar / --grammar-file hold the continuation to a GBNF grammar's language; bad grammars
+// and clashing flags are one-line errors.
+TEST(RunCommand, GrammarHoldsTheOutput) {
+  ZINC_REQUIRE_TEST_DATA();
+  const std::string model = data_path("models/stories260K.gguf");
+  const std::string grammar = R"(root ::= "The " animal " is " color ".")" "\n" R"(animal ::= "cat" | "dog" | "bird")" "\n"
+                              R"(color ::= [a-z]{2,8})";
+  for (const std::string& flags : std::vector<std::string>{"--temp 0.9 --seed 5", "--temp 0"}) {
+    std::string out;
+    ASSERT_EQ(run_command(zinc_binary() + " run -m " + model + " -p 'Once upon a time' -n 40 " + flags + " --grammar '" + grammar +
+                              "' 2>/dev/null", &out), 0) << out;
+    ASSERT_EQ(out.rfind("Once upon a time", 0), 0u) << out;
+    const std::string text = out.substr(16);
+    EXPECT_TRUE(std::regex_match(text, std::regex("The (cat|dog|bird) is [a-z]{2,8}\\.\n?"))) << text;
+  }
+  const std::string file = ::testing::TempDir() + "/zinc_run_grammar.gbnf";
+  {
+    std::ofstream f(file);
+    f << "root ::= [0-9]{1,3} \" apples\"\n";
+  }
+  std::string out;
+  ASSERT_EQ(run_command(zinc_binary() + " run -m " + model + " -p 'Count' -n 30 --temp 0 --grammar-file " + file + " 2>/dev/null", &out), 0);
+  EXPECT_TRUE(std::regex_match(out.substr(5), std::regex("[0-9]{1,3} apples\n?"))) << out;
+  EXPECT_EQ(run_command(zinc_binary() + " run -m " + model + " -p x --grammar 'root ::= item' 2>&1", &out), 1);
+  EXPECT_EQ(out, "error: --grammar: grammar: rule 'item' is used but not defined\n");
+  EXPECT_EQ(run_command(zinc_binary() + " run -m " + model + " -p x --grammar 'root ::= \"a\"' --json-schema '{\"type\":\"object\"}' 2>&1", &out), 1);
+  EXPECT_NE(out.find("not both"), std::string::npos) << out;
+  EXPECT_EQ(run_command(zinc_binary() + " run -m " + model + " -p x --grammar-file /nonexistent.gbnf 2>&1", &out), 1);
   EXPECT_NE(out.find("cannot open"), std::string::npos) << out;
 }
 

@@ -2,6 +2,8 @@
 // to the whole answer, stop strings, seeds, logprobs, prefix reuse in usage, and the endpoints.
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include <cstring>
 #include <set>
 #include <thread>
@@ -326,6 +328,25 @@ TEST(Api, JsonSchemaResponseFormat) {
   std::string streamed;
   for (const auto& e : sse.events) streamed += e["choices"][0]["delta"].value("content", "");
   EXPECT_EQ(streamed, content);
+}
+
+// llama.cpp's `grammar` (GBNF) holds chat and completion answers to its language, streamed or not;
+// the request ends where nothing can follow.
+TEST(Api, GrammarHoldsTheAnswer) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto s = TestServer::start();
+  const std::string grammar = "root ::= answer (\", \" answer){0,2} \".\"\nanswer ::= \"yes\" | \"no\" | [0-9]{1,3}\n";
+  const std::regex language("(yes|no|[0-9]{1,3})(, (yes|no|[0-9]{1,3})){0,2}\\.");
+  Reply r = post(*s, "/v1/chat/completions", chat("Once upon a time", 60, {{"grammar", grammar}, {"temperature", 0.9}, {"seed", 4}}));
+  ASSERT_EQ(r.status, 200) << r.text;
+  const std::string content = r.body["choices"][0]["message"]["content"];
+  EXPECT_TRUE(std::regex_match(content, language)) << content;
+  EXPECT_EQ(r.body["choices"][0]["finish_reason"], "stop");
+  Sse sse = parse_sse(post(*s, "/v1/completions", Json{{"prompt", "Once upon a time"}, {"max_tokens", 60}, {"grammar", grammar},
+                                                       {"temperature", 0}, {"stream", true}}).text);
+  std::string streamed;
+  for (const auto& e : sse.events) streamed += e["choices"][0].value("text", "");
+  EXPECT_TRUE(std::regex_match(streamed, language)) << streamed;
 }
 
 // A forced call (tool_choice "required" or a named function) with a template whose model writes

@@ -76,6 +76,14 @@ TEST(Errors, MalformedRequestsAre400) {
   Reply unsupported = post(*s, chat, with(hi(), "response_format", {{"type", "json_schema"}, {"json_schema", {{"name", "x"}, {"schema", multiple}}}}));
   expect_error(unsupported, 400, "", "response_format");
   EXPECT_NE(unsupported.text.find("'multipleOf' is not supported"), std::string::npos) << unsupported.text;
+  expect_error(post(*s, chat, with(hi(), "grammar", 5)), 400, "", "grammar");
+  Reply bad_grammar = post(*s, comp, Json{{"prompt", "Hi"}, {"grammar", "root ::= [a-z\n"}});
+  expect_error(bad_grammar, 400, "", "grammar");
+  EXPECT_NE(bad_grammar.text.find("grammar line 1: unterminated character class"), std::string::npos) << bad_grammar.text;
+  expect_error(post(*s, chat, with(with(hi(), "grammar", "root ::= \"a\""), "response_format", {{"type", "json_object"}})), 400, "",
+               "grammar");
+  expect_error(post(*s, chat, with(with(with(hi(), "tools", f_tool), "tool_choice", "required"), "grammar", "root ::= \"a\"")), 400, "",
+               "tool_choice");
   expect_error(post(*s, comp, Json{{"max_tokens", 2}}), 400, "", "prompt");
   expect_error(post(*s, comp, Json{{"prompt", 5}}), 400, "", "prompt");
   expect_error(post(*s, comp, Json{{"prompt", {1, 99999}}}), 400, "", "prompt");
