@@ -17,7 +17,7 @@ packages=(
   # headless browser for the web chat test
   chromium
 )
-# node and npm run the official openai client and playwright-core in tests; a machine may
+# node and npm run the official openai and Anthropic clients and playwright-core in tests; a machine may
 # already have them from another source (nodesource ships npm inside nodejs).
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
@@ -36,7 +36,7 @@ if [ ${#missing[@]} -ne 0 ]; then
   "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# The npm packages of tests/node (openai, playwright-core), exactly as package-lock.json pins
+# The npm packages of tests/node (openai, @anthropic-ai/sdk, playwright-core), exactly as package-lock.json pins
 # them; npm runs only when node_modules is missing or the lock changed. Without them (offline)
 # the node tests skip.
 node_dir="$(cd "$(dirname "$0")/.." && pwd)/tests/node"

@@ -140,6 +140,8 @@ struct Job {
     return j;
   }
   std::string final_reason() const { return n_calls > 0 && finish_reason == "stop" ? "tool_calls" : finish_reason; }
+  // vLLM's stop_reason: the stop string that ended the answer, else null.
+  Json stop_reason() const { return pipeline.stopped() ? Json(pipeline.stop_string()) : Json(nullptr); }
   Json tool_chunk(const chat::ToolCall& c) {
     Json choice = {{"index", index}, {"delta", {{"tool_calls", Json::array({call_json(c, n_calls)})}}}, {"logprobs", nullptr},
                    {"finish_reason", nullptr}};
@@ -232,7 +234,16 @@ void cancel(const Jobs& jobs) {
 bool delta_empty(const chat::ReasoningSplitter::Delta& d) { return d.content.empty() && d.reasoning.empty(); }
 
 // Generates each choice to its end (the others go on meanwhile in the scheduler) and answers with all.
-void run_whole(const Jobs& jobs, httplib::Response& res) {
+// OpenAI's own shapes.
+class OpenAiShape : public AnswerShape {
+ public:
+  void error(httplib::Response& res, const ApiError& e) const override { reply_error(res, e); }
+  Json whole(const Json& completion) const override { return completion; }
+  std::string chunk(const Json& chunk) override { return "data: " + dump(chunk) + "\n\n"; }
+  std::string end() override { return "data: [DONE]\n\n"; }
+};
+
+void run_whole(const Jobs& jobs, httplib::Response& res, const AnswerShape& shape) {
   Json choices = Json::array();
   for (const auto& jp : jobs) {
     Job& job = *jp;
@@ -266,7 +277,7 @@ void run_whole(const Jobs& jobs, httplib::Response& res) {
     }
     if (!job.error.empty()) {
       cancel(jobs);
-      return reply_error(res, {500, job.error, "server_error", "", ""});
+      return shape.error(res, {500, job.error, "server_error", "", ""});
     }
     add(job.pipeline.finish(), true);
     job.ctx.metrics.tokens(job.index == 0 ? job.prompt_tokens : 0, job.pipeline.n_tokens());
@@ -276,24 +287,26 @@ void run_whole(const Jobs& jobs, httplib::Response& res) {
       Json message = {{"role", "assistant"}, {"content", call_list.empty() || !content.empty() ? Json(content) : Json(nullptr)}};
       if (!reasoning.empty()) message["reasoning_content"] = reasoning;
       if (!call_list.empty()) message["tool_calls"] = call_list;
-      choices.push_back({{"index", job.index}, {"message", message}, {"logprobs", job.logprobs_all()}, {"finish_reason", job.final_reason()}});
+      choices.push_back({{"index", job.index}, {"message", message}, {"logprobs", job.logprobs_all()}, {"finish_reason", job.final_reason()},
+                         {"stop_reason", job.stop_reason()}});
     } else {
-      choices.push_back({{"text", content}, {"index", job.index}, {"logprobs", job.logprobs_all()}, {"finish_reason", job.finish_reason}});
+      choices.push_back({{"text", content}, {"index", job.index}, {"logprobs", job.logprobs_all()}, {"finish_reason", job.finish_reason},
+                         {"stop_reason", job.stop_reason()}});
     }
   }
   const Job& first = *jobs[0];
   Json body = {{"id", first.id}, {"object", first.chat ? "chat.completion" : "text_completion"}, {"created", first.created},
                {"model", first.ctx.options.model_name}, {"system_fingerprint", "zinc"}, {"choices", choices},
                {"usage", usage(jobs)}};
-  res.set_content(dump(body), "application/json");
+  res.set_content(dump(shape.whole(body)), "application/json");
 }
 
 // Streams a request's choices as server-sent events, each chunk naming its choice; returns false
 // when the client went away.
-bool run_stream(const Jobs& jobs, httplib::DataSink& sink) {
+bool run_stream(const Jobs& jobs, httplib::DataSink& sink, AnswerShape& shape) {
   auto send = [&](const Json& j) {
-    const std::string s = "data: " + dump(j) + "\n\n";
-    return sink.write(s.data(), s.size());
+    const std::string s = shape.chunk(j);
+    return s.empty() || sink.write(s.data(), s.size());
   };
   auto gone = [&] {
     cancel(jobs);
@@ -342,7 +355,9 @@ bool run_stream(const Jobs& jobs, httplib::DataSink& sink) {
     for (const auto& c : calls)
       if (!send(job.tool_chunk(c))) return false;
     job.ctx.metrics.tokens(job.index == 0 ? job.prompt_tokens : 0, job.pipeline.n_tokens());
-    return send(job.chunk({}, nullptr, job.final_reason().c_str(), false));
+    Json last = job.chunk({}, nullptr, job.final_reason().c_str(), false);
+    last["choices"][0]["stop_reason"] = job.stop_reason();
+    return send(last);
   };
   std::vector<bool> open(jobs.size(), true);
   size_t n_open = jobs.size();
@@ -376,8 +391,7 @@ bool run_stream(const Jobs& jobs, httplib::DataSink& sink) {
               {"model", first.ctx.options.model_name}, {"system_fingerprint", "zinc"}, {"choices", Json::array()}, {"usage", usage(jobs)}};
     if (!send(u)) return gone();
   }
-  static const char kDone[] = "data: [DONE]\n\n";
-  if (!sink.write(kDone, sizeof kDone - 1)) return gone();
+  if (const std::string end = shape.end(); !end.empty() && !sink.write(end.data(), end.size())) return gone();
   sink.done();
   return true;
 }
@@ -435,12 +449,10 @@ Result<ConstraintMaker> call_constraint(const GenerationContext& ctx, const Gene
 
 }  // namespace
 
-void handle_generation(GenerationContext& ctx, const httplib::Request& req, httplib::Response& res, bool chat) {
-  if (json_depth(req.body) > kMaxJsonDepth)
-    return reply_error(res, {400, "the request body nests JSON more than " + std::to_string(kMaxJsonDepth) + " levels deep", "invalid_request_error", "", ""});
-  const Json body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
-  if (body.is_discarded()) return reply_error(res, {400, "the request body is not valid JSON", "invalid_request_error", "", ""});
-  if (!body.is_object()) return reply_error(res, {400, "the request body must be a JSON object", "invalid_request_error", "", ""});
+namespace {
+
+void generate(GenerationContext& ctx, const Json& body, httplib::Response& res, bool chat, std::shared_ptr<AnswerShape> shape) {
+  auto reply_error = [&](httplib::Response& r, const ApiError& e) { shape->error(r, e); };
   GenerationParams p;
   if (auto e = parse_generation(body, chat, &p)) return reply_error(res, *e);
   const int32_t n_vocab = ctx.tok.vocab().n_tokens();
@@ -503,11 +515,37 @@ void handle_generation(GenerationContext& ctx, const httplib::Request& req, http
     job->stream = ctx.scheduler.submit(std::move(er));
     jobs->push_back(job);
   }
-  if (!p.stream) return run_whole(*jobs, res);
+  if (!p.stream) return run_whole(*jobs, res, *shape);
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider(
-      "text/event-stream", [jobs](size_t, httplib::DataSink& sink) { return run_stream(*jobs, sink); },
+      "text/event-stream", [jobs, shape](size_t, httplib::DataSink& sink) { return run_stream(*jobs, sink, *shape); },
       [jobs](bool) { cancel(*jobs); });
+}
+
+}  // namespace
+
+void handle_generation(GenerationContext& ctx, const httplib::Request& req, httplib::Response& res, bool chat) {
+  if (json_depth(req.body) > kMaxJsonDepth)
+    return reply_error(res, {400, "the request body nests JSON more than " + std::to_string(kMaxJsonDepth) + " levels deep", "invalid_request_error", "", ""});
+  const Json body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+  if (body.is_discarded()) return reply_error(res, {400, "the request body is not valid JSON", "invalid_request_error", "", ""});
+  if (!body.is_object()) return reply_error(res, {400, "the request body must be a JSON object", "invalid_request_error", "", ""});
+  generate(ctx, body, res, chat, std::make_shared<OpenAiShape>());
+}
+
+std::optional<ApiError> chat_prompt_size(GenerationContext& ctx, const Json& body, int64_t* n) {
+  GenerationParams p;
+  if (auto e = parse_generation(body, true, &p)) return e;
+  std::vector<int32_t> prompt;
+  bool opens_reasoning = false;
+  int64_t checkpoint = -1;
+  if (auto e = prompt_tokens(ctx, body, true, p.tools, &prompt, &opens_reasoning, &checkpoint)) return e;
+  *n = int64_t(prompt.size());
+  return std::nullopt;
+}
+
+void handle_chat(GenerationContext& ctx, const Json& body, httplib::Response& res, std::unique_ptr<AnswerShape> shape) {
+  generate(ctx, body, res, true, std::move(shape));
 }
 
 }  // namespace zinc::server

@@ -1,10 +1,12 @@
 // The two generation endpoints: request JSON → prompt tokens → scheduler → OpenAI responses, both
-// whole and as server-sent events. Internal to the server.
+// whole and as server-sent events (or another API's, through an AnswerShape). Internal to the
+// server.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,9 +36,26 @@ struct GenerationContext {
   std::shared_ptr<const engine::TokenVocab> token_vocab;
 };
 
+// The shape answers go out in: OpenAI's unless a request comes through another API (Anthropic's
+// messages), which rewrites the chat answer as it would have been sent. Each streamed request
+// gets its own (it may keep state between chunks).
+class AnswerShape {
+ public:
+  virtual ~AnswerShape() = default;
+  virtual void error(httplib::Response& res, const ApiError& e) const = 0;
+  virtual Json whole(const Json& completion) const = 0;  // a chat.completion body
+  // The server-sent-event text for a chat.completion.chunk (an error chunk: {"error": ...}).
+  virtual std::string chunk(const Json& chunk) = 0;
+  virtual std::string end() = 0;  // after the last chunk
+};
+
 int64_t unix_time();
 void reply_error(httplib::Response& res, const ApiError& e);
 // POST /v1/chat/completions (chat) or /v1/completions.
 void handle_generation(GenerationContext& ctx, const httplib::Request& req, httplib::Response& res, bool chat);
+// How many tokens a chat request's prompt renders to, or the error to answer with.
+std::optional<ApiError> chat_prompt_size(GenerationContext& ctx, const Json& body, int64_t* n);
+// A chat request already parsed (and translated into OpenAI's fields), answered in `shape`.
+void handle_chat(GenerationContext& ctx, const Json& body, httplib::Response& res, std::unique_ptr<AnswerShape> shape);
 
 }  // namespace zinc::server

@@ -12,6 +12,7 @@
 #include <random>
 #include <thread>
 
+#include "server/anthropic.h"
 #include "server/api.h"
 #include "server/embeddings.h"
 #include "server/generation.h"
@@ -55,7 +56,8 @@ bool equal_constant_time(std::string_view a, std::string_view b) {
 }
 
 std::string endpoint_label(const std::string& path) {
-  for (const char* known : {"/v1/chat/completions", "/v1/completions", "/chat/completions", "/completions", "/v1/models",
+  for (const char* known : {"/v1/chat/completions", "/v1/completions", "/chat/completions", "/completions", "/v1/messages",
+                            "/v1/messages/count_tokens", "/v1/models",
                             "/v1/embeddings", "/embeddings", "/tokenize", "/detokenize", "/health", "/metrics", "/"})
     if (path == known) return path;
   if (path.rfind("/v1/models/", 0) == 0) return "/v1/models/{id}";
@@ -85,10 +87,15 @@ Server::Server(const tokenizer::Tokenizer& tok, const chat::ChatFormat& format, 
       reply_error(res, {403, "the Host header '" + req.get_header_value("Host") + "' is not a loopback name", "invalid_request_error", "", "forbidden_host"});
       return httplib::Server::HandlerResponse::Handled;
     }
+    // OpenAI's clients send the key as a bearer token, Anthropic's as x-api-key.
     const std::string& key = ctx.options.api_key;
     if (!key.empty() && req.path != "/" && req.path != "/health" &&
-        !equal_constant_time(req.get_header_value("Authorization"), "Bearer " + key)) {
-      reply_error(res, {401, "missing or wrong API key: send 'Authorization: Bearer KEY'", "authentication_error", "", "invalid_api_key"});
+        !equal_constant_time(req.get_header_value("Authorization"), "Bearer " + key) &&
+        !(req.has_header("x-api-key") && equal_constant_time(req.get_header_value("x-api-key"), key))) {
+      if (req.path.rfind("/v1/messages", 0) == 0)
+        reply_anthropic_error(res, 401, "missing or wrong API key: send 'x-api-key: KEY'");
+      else
+        reply_error(res, {401, "missing or wrong API key: send 'Authorization: Bearer KEY'", "authentication_error", "", "invalid_api_key"});
       return httplib::Server::HandlerResponse::Handled;
     }
     return httplib::Server::HandlerResponse::Unhandled;
@@ -114,6 +121,9 @@ Server::Server(const tokenizer::Tokenizer& tok, const chat::ChatFormat& format, 
     im.http.Post(path, [&ctx](const httplib::Request& req, httplib::Response& res) { handle_generation(ctx, req, res, true); });
   for (const char* path : {"/v1/completions", "/completions"})
     im.http.Post(path, [&ctx](const httplib::Request& req, httplib::Response& res) { handle_generation(ctx, req, res, false); });
+  im.http.Post("/v1/messages", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_messages(ctx, req, res); });
+  im.http.Post("/v1/messages/count_tokens",
+               [&ctx](const httplib::Request& req, httplib::Response& res) { handle_count_tokens(ctx, req, res); });
   auto model = [&ctx] {
     return Json{{"id", ctx.options.model_name}, {"object", "model"}, {"created", unix_time()}, {"owned_by", "zinc"},
                 {"meta", {{"n_ctx", ctx.scheduler.options().n_ctx}, {"n_vocab", ctx.tok.n_tokens()}}}};

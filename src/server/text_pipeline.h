@@ -21,6 +21,7 @@ class TextPipeline {
   chat::ReasoningSplitter::Delta push(int32_t id);
   chat::ReasoningSplitter::Delta finish();  // end of generation: what was held back
   bool stopped() const { return stop_.stopped(); }
+  const std::string& stop_string() const { return stop_.matched(); }  // the one that stopped it
   int64_t n_tokens() const { return n_tokens_; }  // ids pushed before the stop string completed
 
  private:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ctest driver for the real-client tests: run.sh (openai|webchat) ZINC_BINARY MODEL.
+# ctest driver for the real-client tests: run.sh (openai|anthropic|webchat) ZINC_BINARY MODEL.
 # Exits 77 (ctest SKIP) when node >= 18, the npm packages (scripts/install-deps.sh), chromium
 # (webchat only) or `zinc serve` are missing; the test model missing is a skip too, except in CI.
 set -uo pipefail
@@ -10,7 +10,7 @@ skip() { echo "SKIP: $*"; exit 77; }
 command -v node >/dev/null 2>&1 || skip "node is not installed (scripts/install-deps.sh)"
 node_major=$(node -p 'process.versions.node.split(".")[0]')
 [ "$node_major" -ge 18 ] || skip "node $(node --version) is older than 18"
-[ -d "$here/node_modules/openai" ] && [ -d "$here/node_modules/playwright-core" ] ||
+[ -d "$here/node_modules/openai" ] && [ -d "$here/node_modules/@anthropic-ai/sdk" ] && [ -d "$here/node_modules/playwright-core" ] ||
   skip "tests/node/node_modules is missing: run scripts/install-deps.sh (npm ci in tests/node)"
 if [ "$which" = webchat ]; then
   chromium=${ZINC_CHROMIUM:-/usr/bin/chromium}
