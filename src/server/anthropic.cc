@@ -3,9 +3,7 @@
 #include <httplib.h>
 
 #include <optional>
-#include <random>
 
-#include "core/json_depth.h"
 
 namespace zinc::server {
 namespace {
@@ -20,14 +18,6 @@ const char* error_type(int status) {
     case 529: return "overloaded_error";
     default: return status >= 500 ? "api_error" : "invalid_request_error";
   }
-}
-
-std::string message_id() {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  static const char kAlphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-  std::string id = "msg_";
-  for (int i = 0; i < 24; ++i) id += kAlphabet[rng() % 62];
-  return id;
 }
 
 // The text of a system prompt or a tool result: a string or text blocks.
@@ -171,8 +161,6 @@ Json tool_input(const Json& call) {
   return input.is_object() ? input : Json::object();
 }
 
-std::string event(const char* name, const Json& data) { return std::string("event: ") + name + "\ndata: " + dump(data) + "\n\n"; }
-
 class AnthropicShape : public AnswerShape {
  public:
   void error(httplib::Response& res, const ApiError& e) const override { reply_anthropic_error(res, e.status, e.message); }
@@ -187,7 +175,7 @@ class AnthropicShape : public AnswerShape {
       for (const Json& c : msg["tool_calls"])
         content.push_back({{"type", "tool_use"}, {"id", c["id"]}, {"name", c["function"]["name"]}, {"input", tool_input(c)}});
     const Json stop = choice.value("stop_reason", Json());
-    return {{"id", message_id()}, {"type", "message"}, {"role", "assistant"}, {"model", completion["model"]}, {"content", content},
+    return {{"id", random_id("msg_")}, {"type", "message"}, {"role", "assistant"}, {"model", completion["model"]}, {"content", content},
             {"stop_reason", stop_reason(choice["finish_reason"], stop)}, {"stop_sequence", stop.is_string() ? stop : Json(nullptr)},
             {"usage", usage_of(completion["usage"])}};
   }
@@ -196,22 +184,22 @@ class AnthropicShape : public AnswerShape {
     std::string out;
     if (c.contains("error")) {
       out += close_block();
-      return out + event("error", {{"type", "error"}, {"error", {{"type", "api_error"}, {"message", c["error"].value("message", "")}}}});
+      return out + sse_event("error", {{"type", "error"}, {"error", {{"type", "api_error"}, {"message", c["error"].value("message", "")}}}});
     }
     if (!started_) {
       started_ = true;
-      out += event("message_start", {{"type", "message_start"},
-                                     {"message", {{"id", message_id()}, {"type", "message"}, {"role", "assistant"}, {"model", c["model"]},
+      out += sse_event("message_start", {{"type", "message_start"},
+                                     {"message", {{"id", random_id("msg_")}, {"type", "message"}, {"role", "assistant"}, {"model", c["model"]},
                                                   {"content", Json::array()}, {"stop_reason", nullptr}, {"stop_sequence", nullptr},
                                                   {"usage", {{"input_tokens", 0}, {"output_tokens", 0}}}}}});
     }
     if (c.contains("usage") && c["usage"].is_object()) {  // the last chunk
       out += close_block();
       Json u = usage_of(c["usage"]);
-      out += event("message_delta", {{"type", "message_delta"},
+      out += sse_event("message_delta", {{"type", "message_delta"},
                                      {"delta", {{"stop_reason", stop_reason(finish_, stop_)}, {"stop_sequence", stop_.is_string() ? stop_ : Json(nullptr)}}},
                                      {"usage", u}});
-      return out + event("message_stop", {{"type", "message_stop"}});
+      return out + sse_event("message_stop", {{"type", "message_stop"}});
     }
     const Json& choice = c["choices"][0];
     const Json& d = choice["delta"];
@@ -221,11 +209,11 @@ class AnthropicShape : public AnswerShape {
     if (d.contains("tool_calls"))
       for (const Json& call : d["tool_calls"]) {
         out += close_block();
-        out += event("content_block_start", {{"type", "content_block_start"}, {"index", index_},
+        out += sse_event("content_block_start", {{"type", "content_block_start"}, {"index", index_},
                                              {"content_block", {{"type", "tool_use"}, {"id", call["id"]}, {"name", call["function"]["name"]}, {"input", Json::object()}}}});
-        out += event("content_block_delta", {{"type", "content_block_delta"}, {"index", index_},
+        out += sse_event("content_block_delta", {{"type", "content_block_delta"}, {"index", index_},
                                              {"delta", {{"type", "input_json_delta"}, {"partial_json", dump(tool_input(call))}}}});
-        out += event("content_block_stop", {{"type", "content_block_stop"}, {"index", index_++}});
+        out += sse_event("content_block_stop", {{"type", "content_block_stop"}, {"index", index_++}});
       }
     if (choice.contains("finish_reason") && choice["finish_reason"].is_string()) {
       finish_ = choice["finish_reason"];
@@ -242,18 +230,18 @@ class AnthropicShape : public AnswerShape {
     if (open_ != type) {
       out += close_block();
       open_ = type;
-      out += event("content_block_start",
+      out += sse_event("content_block_start",
                    {{"type", "content_block_start"}, {"index", index_}, {"content_block", {{"type", type}, {field, ""}}}});
     }
-    return out + event("content_block_delta", {{"type", "content_block_delta"}, {"index", index_}, {"delta", {{"type", delta_type}, {field, text}}}});
+    return out + sse_event("content_block_delta", {{"type", "content_block_delta"}, {"index", index_}, {"delta", {{"type", delta_type}, {field, text}}}});
   }
   std::string close_block() {
     if (open_.empty()) return "";
     std::string out;
     if (open_ == "thinking")
-      out += event("content_block_delta", {{"type", "content_block_delta"}, {"index", index_}, {"delta", {{"type", "signature_delta"}, {"signature", ""}}}});
+      out += sse_event("content_block_delta", {{"type", "content_block_delta"}, {"index", index_}, {"delta", {{"type", "signature_delta"}, {"signature", ""}}}});
     open_.clear();
-    return out + event("content_block_stop", {{"type", "content_block_stop"}, {"index", index_++}});
+    return out + sse_event("content_block_stop", {{"type", "content_block_stop"}, {"index", index_++}});
   }
 
   bool started_ = false;
@@ -263,14 +251,10 @@ class AnthropicShape : public AnswerShape {
   Json stop_;
 };
 
-std::optional<Json> parse_body(const httplib::Request& req, httplib::Response& res) {
-  if (json_depth(req.body) > kMaxJsonDepth) {
-    reply_anthropic_error(res, 400, "the request body nests JSON more than " + std::to_string(kMaxJsonDepth) + " levels deep");
-    return std::nullopt;
-  }
-  Json body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
-  if (body.is_discarded() || !body.is_object()) {
-    reply_anthropic_error(res, 400, "the request body must be a JSON object");
+std::optional<Json> body_of(const httplib::Request& req, httplib::Response& res) {
+  Json body;
+  if (auto e = parse_body(req.body, &body)) {
+    reply_anthropic_error(res, e->status, e->message);
     return std::nullopt;
   }
   return body;
@@ -284,7 +268,7 @@ void reply_anthropic_error(httplib::Response& res, int status, const std::string
 }
 
 void handle_messages(GenerationContext& ctx, const httplib::Request& req, httplib::Response& res) {
-  auto body = parse_body(req, res);
+  auto body = body_of(req, res);
   if (!body) return;
   Json chat;
   if (auto e = to_chat(*body, /*need_max_tokens=*/true, &chat)) return reply_anthropic_error(res, 400, *e);
@@ -292,7 +276,7 @@ void handle_messages(GenerationContext& ctx, const httplib::Request& req, httpli
 }
 
 void handle_count_tokens(GenerationContext& ctx, const httplib::Request& req, httplib::Response& res) {
-  auto body = parse_body(req, res);
+  auto body = body_of(req, res);
   if (!body) return;
   Json chat;
   if (auto e = to_chat(*body, /*need_max_tokens=*/false, &chat)) return reply_anthropic_error(res, 400, *e);

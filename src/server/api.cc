@@ -12,7 +12,26 @@ Json error_json(const ApiError& e) {
   return Json{{"error", err}};
 }
 
+std::string random_id(const char* prefix, int n) {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  static const char kAlphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  std::string id = prefix;
+  for (int i = 0; i < n; ++i) id += kAlphabet[rng() % 62];
+  return id;
+}
+
 std::string dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+std::optional<ApiError> parse_body(const std::string& text, Json* out) {
+  if (json_depth(text) > kMaxJsonDepth)
+    return ApiError{400, "the request body nests JSON more than " + std::to_string(kMaxJsonDepth) + " levels deep", "invalid_request_error", "", ""};
+  *out = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (out->is_discarded()) return ApiError{400, "the request body is not valid JSON", "invalid_request_error", "", ""};
+  if (!out->is_object()) return ApiError{400, "the request body must be a JSON object", "invalid_request_error", "", ""};
+  return std::nullopt;
+}
+
+std::string sse_event(const char* name, const Json& data) { return std::string("event: ") + name + "\ndata: " + dump(data) + "\n\n"; }
 
 namespace {
 

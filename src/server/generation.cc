@@ -30,14 +30,6 @@ void reply_error(httplib::Response& res, const ApiError& e) {
 
 namespace {
 
-std::string random_id(const char* prefix, int n = 24) {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  static const char kAlphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-  std::string id = prefix;
-  for (int i = 0; i < n; ++i) id += kAlphabet[rng() % 62];
-  return id;
-}
-
 // Prompt tokens of a request, or the error to answer with; for chats where the scheduler caches
 // snapshots, `checkpoint` becomes where the history ends (engine::Request::checkpoint).
 std::optional<ApiError> prompt_tokens(GenerationContext& ctx, const Json& body, bool chat, const Json& tools,
@@ -525,11 +517,8 @@ void generate(GenerationContext& ctx, const Json& body, httplib::Response& res, 
 }  // namespace
 
 void handle_generation(GenerationContext& ctx, const httplib::Request& req, httplib::Response& res, bool chat) {
-  if (json_depth(req.body) > kMaxJsonDepth)
-    return reply_error(res, {400, "the request body nests JSON more than " + std::to_string(kMaxJsonDepth) + " levels deep", "invalid_request_error", "", ""});
-  const Json body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
-  if (body.is_discarded()) return reply_error(res, {400, "the request body is not valid JSON", "invalid_request_error", "", ""});
-  if (!body.is_object()) return reply_error(res, {400, "the request body must be a JSON object", "invalid_request_error", "", ""});
+  Json body;
+  if (auto e = parse_body(req.body, &body)) return reply_error(res, *e);
   generate(ctx, body, res, chat, std::make_shared<OpenAiShape>());
 }
 

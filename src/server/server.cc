@@ -17,6 +17,7 @@
 #include "server/embeddings.h"
 #include "server/generation.h"
 #include "server/metrics.h"
+#include "server/responses.h"
 #include "server/token_endpoints.h"
 #include "server/web_page.h"
 
@@ -57,7 +58,7 @@ bool equal_constant_time(std::string_view a, std::string_view b) {
 
 std::string endpoint_label(const std::string& path) {
   for (const char* known : {"/v1/chat/completions", "/v1/completions", "/chat/completions", "/completions", "/v1/messages",
-                            "/v1/messages/count_tokens", "/v1/models",
+                            "/v1/messages/count_tokens", "/v1/responses", "/v1/models",
                             "/v1/embeddings", "/embeddings", "/tokenize", "/detokenize", "/health", "/metrics", "/"})
     if (path == known) return path;
   if (path.rfind("/v1/models/", 0) == 0) return "/v1/models/{id}";
@@ -121,6 +122,7 @@ Server::Server(const tokenizer::Tokenizer& tok, const chat::ChatFormat& format, 
     im.http.Post(path, [&ctx](const httplib::Request& req, httplib::Response& res) { handle_generation(ctx, req, res, true); });
   for (const char* path : {"/v1/completions", "/completions"})
     im.http.Post(path, [&ctx](const httplib::Request& req, httplib::Response& res) { handle_generation(ctx, req, res, false); });
+  im.http.Post("/v1/responses", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_responses(ctx, req, res); });
   im.http.Post("/v1/messages", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_messages(ctx, req, res); });
   im.http.Post("/v1/messages/count_tokens",
                [&ctx](const httplib::Request& req, httplib::Response& res) { handle_count_tokens(ctx, req, res); });

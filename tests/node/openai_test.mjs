@@ -1,6 +1,6 @@
 // zinc serve through the official openai client: chat and completions, streaming and not, usage
 // (with stream_options.include_usage), stop sequences, seed reproducibility, JSON mode, tools,
-// errors, models.list, and --api-key. Exit 0: all passed, 1: a check failed.
+// errors, models.list, the Responses API, and --api-key. Exit 0: all passed, 1: a check failed.
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
@@ -208,6 +208,23 @@ const failed = await runChecks([
     assert.equal(r.status, 400);
     const j = await r.json();
     assert.ok(j.error && typeof j.error.message === "string" && "type" in j.error, JSON.stringify(j));
+  }],
+  ["responses.create and responses.stream give the same text", async () => {
+    const params = { model: kModel, instructions: "You tell stories.", input: "Tell me a story about Lily.", temperature: 0,
+                     max_output_tokens: 24 };
+    const r = await client.responses.create(params);
+    assert.equal(r.object, "response");
+    assert.equal(r.status, "incomplete");
+    assert.ok(r.output_text.length > 0, "output_text: " + JSON.stringify(r.output_text));
+    assert.equal(r.usage.output_tokens, 24);
+    const stream = client.responses.stream(params);
+    let deltas = "";
+    stream.on("response.output_text.delta", (e) => { deltas += e.delta; });
+    const final = await stream.finalResponse();
+    assert.equal(deltas, r.output_text);
+    assert.equal(final.output_text, r.output_text);
+    await assert.rejects(client.responses.create({ ...params, previous_response_id: "resp_x" }),
+                         (e) => e instanceof OpenAI.BadRequestError);
   }],
   ["--api-key: a wrong key is 401, the right one works", async () => {
     const keyed = await startServer(["--alias", kModel, "--api-key", "s3cret"]);
