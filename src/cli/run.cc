@@ -81,25 +81,21 @@ int run_generate(const RunOptions& o) {
   if (!o.grammar.empty() && !o.grammar_file.empty()) return fail("give the grammar once: --grammar or --grammar-file");
   if ((schema_given || grammar_given) && !tok)
     return fail(std::string(schema_given ? "--json-schema" : "--grammar") + " needs a text prompt (-p)");
+  // The text of --X, or of the file --X-file names.
+  auto text_or_file = [](const std::string& text, const std::string& file) -> Result<std::string> {
+    return file.empty() ? Result<std::string>(text) : read_text(file);
+  };
   if (grammar_given) {
-    std::string text = o.grammar;
-    if (!o.grammar_file.empty()) {
-      auto file = read_text(o.grammar_file);
-      if (!file.ok()) return fail(file.status().message());
-      text = std::move(*file);
-    }
-    auto grammar = engine::Grammar::compile(text);
+    auto text = text_or_file(o.grammar, o.grammar_file);
+    if (!text.ok()) return fail(text.status().message());
+    auto grammar = engine::Grammar::compile(*text);
     if (!grammar.ok()) return fail((o.grammar_file.empty() ? "--grammar: " : o.grammar_file + ": ") + grammar.status().message());
     go.constraint = engine::GrammarConstraint::make(engine::TokenVocab::of(*tok), *grammar, tok->vocab().eog_ids());
   }
   if (schema_given) {
-    std::string text = o.json_schema;
-    if (!o.json_schema_file.empty()) {
-      auto file = read_text(o.json_schema_file);
-      if (!file.ok()) return fail(file.status().message());
-      text = std::move(*file);
-    }
-    const auto json = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
+    auto text = text_or_file(o.json_schema, o.json_schema_file);
+    if (!text.ok()) return fail(text.status().message());
+    const auto json = nlohmann::ordered_json::parse(*text, nullptr, /*allow_exceptions=*/false);
     if (json.is_discarded()) return fail("--json-schema: not valid JSON");
     auto schema = engine::JsonSchema::compile(json);
     if (!schema.ok()) return fail("--json-schema: " + schema.status().message());

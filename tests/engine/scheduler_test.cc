@@ -198,6 +198,23 @@ TEST(Scheduler, CancelFreesTheSequenceAndItsPages) {
   collect(*busy2);
 }
 
+// Runs `prompt` on a scheduler of its own (nothing cached) and checks that `cached` (the same
+// request where a prefix was reused) drew the same tokens with the same log-probabilities. On
+// Vulkan the cached tokens' K/V come from decode steps (matvec, decode attention) and the fresh
+// ones from a prefill (GEMM, prefill attention): other summation orders, rounded to the f16
+// cache. Logits agree to ~1e-9 nmse, log-probabilities to a few 1e-4.
+Outcome expect_as_fresh(const model::Model& m, const Outcome& cached, const std::vector<int32_t>& prompt, int32_t n, Backend backend) {
+  auto fresh_s = make(m, 1, 256, 0, backend);
+  Outcome fresh = collect(*fresh_s.scheduler->submit(greedy(prompt, n)));
+  EXPECT_EQ(fresh.done.cached_tokens, 0);
+  EXPECT_EQ(cached.tokens, fresh.tokens);
+  EXPECT_EQ(cached.logprobs.size(), fresh.logprobs.size());
+  const double tol = backend == Backend::kCpu ? 1e-4 : 3e-3;
+  for (size_t t = 0; t < std::min(cached.logprobs.size(), fresh.logprobs.size()); ++t)
+    EXPECT_NEAR(cached.logprobs[t], fresh.logprobs[t], tol) << t;
+  return fresh;
+}
+
 class SchedulerPrefix : public ::testing::TestWithParam<Backend> {};
 
 TEST_P(SchedulerPrefix, PrefixReuseGivesTheSameTokensAndLogits) {
@@ -216,16 +233,7 @@ TEST_P(SchedulerPrefix, PrefixReuseGivesTheSameTokensAndLogits) {
   Outcome cached = collect(*s.scheduler->submit(greedy(turn2, 20)));
   // Everything the cache held: the first prompt and all but the last reply token.
   EXPECT_EQ(cached.done.cached_tokens, int64_t(turn1.size() + o1.tokens.size() - 1));
-  auto fresh_s = make(*m, 1, 256, 0, GetParam());
-  Outcome fresh = collect(*fresh_s.scheduler->submit(greedy(turn2, 20)));
-  EXPECT_EQ(fresh.done.cached_tokens, 0);
-  EXPECT_EQ(cached.tokens, fresh.tokens);
-  ASSERT_EQ(cached.logprobs.size(), fresh.logprobs.size());
-  // On Vulkan the cached reply tokens' K/V come from decode steps (matvec, decode attention) and
-  // the fresh ones from a prefill (GEMM, prefill attention): other summation orders, rounded to
-  // the f16 cache. Logits agree to ~1e-9 nmse, log-probabilities to a few 1e-4.
-  const double tol = GetParam() == Backend::kCpu ? 1e-4 : 3e-3;
-  for (size_t t = 0; t < cached.logprobs.size(); ++t) EXPECT_NEAR(cached.logprobs[t], fresh.logprobs[t], tol) << t;
+  expect_as_fresh(*m, cached, turn2, 20, GetParam());
   // The same prompt again reuses all but its last token; a different one shares only BOS.
   EXPECT_EQ(collect(*s.scheduler->submit(greedy(turn2, 4))).done.cached_tokens, int64_t(turn2.size()) - 1);
   const auto stats = s.scheduler->stats();
@@ -259,13 +267,7 @@ TEST_P(SchedulerHybridPrefix, SnapshotsGiveTheSameTokensAndLogits) {
   for (int32_t t : some_tokens(15, 9)) turn2.push_back(t == 1 ? 2 : t);
   Outcome cached = collect(*s.scheduler->submit(greedy(turn2, 6)));
   EXPECT_EQ(cached.done.cached_tokens, 27);
-  auto fresh_s = make(*m, 1, 256, 0, GetParam());
-  Outcome fresh = collect(*fresh_s.scheduler->submit(greedy(turn2, 6)));
-  EXPECT_EQ(fresh.done.cached_tokens, 0);
-  EXPECT_EQ(cached.tokens, fresh.tokens);
-  ASSERT_EQ(cached.logprobs.size(), fresh.logprobs.size());
-  const double tol = GetParam() == Backend::kCpu ? 1e-4 : 3e-3;
-  for (size_t t = 0; t < cached.logprobs.size(); ++t) EXPECT_NEAR(cached.logprobs[t], fresh.logprobs[t], tol) << t;
+  const Outcome fresh = expect_as_fresh(*m, cached, turn2, 6, GetParam());
   // turn2 had no checkpoint: it was snapshotted before its last token, so it runs again from there.
   Outcome again = collect(*s.scheduler->submit(greedy(turn2, 6)));
   EXPECT_EQ(again.done.cached_tokens, int64_t(turn2.size()) - 1);

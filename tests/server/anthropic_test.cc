@@ -11,30 +11,7 @@
 namespace zinc::server {
 namespace {
 
-struct Event {
-  std::string name;
-  Json data;
-};
-
-std::vector<Event> parse_events(const std::string& body) {
-  std::vector<Event> out;
-  size_t pos = 0;
-  while (pos < body.size()) {
-    size_t end = body.find("\n\n", pos);
-    if (end == std::string::npos) end = body.size();
-    const std::string block = body.substr(pos, end - pos);
-    pos = end + 2;
-    if (block.rfind("event: ", 0) != 0) {
-      ADD_FAILURE() << "not an event: " << block;
-      continue;
-    }
-    const size_t nl = block.find('\n');
-    EXPECT_EQ(block.substr(nl + 1, 6), "data: ") << block;
-    out.push_back({block.substr(7, nl - 7), Json::parse(block.substr(nl + 7), nullptr, false)});
-    EXPECT_EQ(out.back().data["type"], out.back().name) << block;
-  }
-  return out;
-}
+using Event = NamedEvent;
 
 Json story(int max_tokens, Json extra = Json::object()) {
   Json body = {{"model", "stories"},
@@ -77,7 +54,7 @@ TEST(Anthropic, MessageStreamAndStopSequence) {
 
   Reply st = post(*s, "/v1/messages", story(24, {{"stream", true}}));
   ASSERT_EQ(st.status, 200) << st.text;
-  const std::vector<Event> events = parse_events(st.text);
+  const std::vector<Event> events = parse_named_events(st.text);
   ASSERT_GE(events.size(), 5u);
   EXPECT_EQ(events.front().name, "message_start");
   EXPECT_EQ(events.front().data["message"]["role"], "assistant");
@@ -131,7 +108,7 @@ TEST(Anthropic, ToolUseWholeAndStreamed) {
   Json streamed_extra = extra;
   streamed_extra["stream"] = true;
   Reply st = post(*s, "/v1/messages", story(200, streamed_extra));
-  const std::vector<Event> events = parse_events(st.text);
+  const std::vector<Event> events = parse_named_events(st.text);
   bool started = false;
   std::string input;
   for (const Event& e : events) {

@@ -11,25 +11,13 @@
 namespace zinc::server {
 namespace {
 
-struct Event {
-  std::string name;
-  Json data;
-};
+using Event = NamedEvent;
 
+// Named events whose sequence numbers count from 0.
 std::vector<Event> parse_events(const std::string& body) {
-  std::vector<Event> out;
-  for (size_t pos = 0; pos < body.size();) {
-    size_t end = body.find("\n\n", pos);
-    if (end == std::string::npos) end = body.size();
-    const std::string block = body.substr(pos, end - pos);
-    pos = end + 2;
-    const size_t nl = block.find('\n');
-    EXPECT_EQ(block.rfind("event: ", 0), 0u) << block;
-    out.push_back({block.substr(7, nl - 7), Json::parse(block.substr(nl + 7), nullptr, false)});
-    EXPECT_EQ(out.back().data["type"], out.back().name) << block;
-    EXPECT_EQ(out.back().data["sequence_number"], out.size() - 1) << block;
-  }
-  return out;
+  std::vector<Event> events = parse_named_events(body);
+  for (size_t i = 0; i < events.size(); ++i) EXPECT_EQ(events[i].data["sequence_number"], i) << events[i].name;
+  return events;
 }
 
 Json request(int max_tokens, Json extra = Json::object()) {

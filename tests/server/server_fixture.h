@@ -105,6 +105,29 @@ inline Sse parse_sse(const std::string& body) {
   return s;
 }
 
+// The events of an SSE body that names them (Anthropic's, the Responses API's): each block is
+// "event: NAME\ndata: JSON", and the JSON's type is the name.
+struct NamedEvent {
+  std::string name;
+  Json data;
+};
+inline std::vector<NamedEvent> parse_named_events(const std::string& body) {
+  std::vector<NamedEvent> out;
+  for (size_t pos = 0; pos < body.size();) {
+    size_t end = body.find("\n\n", pos);
+    if (end == std::string::npos) end = body.size();
+    const std::string block = body.substr(pos, end - pos);
+    pos = end + 2;
+    const size_t nl = block.find('\n');
+    EXPECT_EQ(block.rfind("event: ", 0), 0u) << block;
+    EXPECT_EQ(block.substr(nl + 1, 6), "data: ") << block;
+    if (nl == std::string::npos) continue;
+    out.push_back({block.substr(7, nl - 7), Json::parse(block.substr(nl + 7), nullptr, false)});
+    EXPECT_EQ(out.back().data["type"], out.back().name) << block;
+  }
+  return out;
+}
+
 // Checks the OpenAI error object: status, and error.{message,type,param,code} present.
 inline void expect_error(const Reply& r, int status, const std::string& code = "", const std::string& param = "") {
   EXPECT_EQ(r.status, status) << r.text;
