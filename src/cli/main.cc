@@ -36,6 +36,7 @@ Result<std::string> read_text(const std::string& path) {
 int main(int argc, char** argv) {
   using namespace zinc::cli;
   CLI::App app{"zinc: LLM inference for GGUF models on the CPU and Vulkan GPUs", "zinc"};
+  app.set_version_flag("--version", "zinc " ZINC_VERSION);
   app.require_subcommand(1);
   app.fallthrough(false);
   auto& commands = command_registry();
@@ -51,6 +52,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::string what = e.what();

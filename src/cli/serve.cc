@@ -13,6 +13,7 @@
 #include "engine/scheduler.h"
 #include "gguf/file.h"
 #include "model/model.h"
+#include "model/quant_mix.h"
 #include "server/server.h"
 #include "tokenizer/tokenizer.h"
 
@@ -24,6 +25,22 @@ struct ServeOptions {
   int port = 9090, parallel = 4, threads = 0, device = -1;
   int64_t n_ctx = 4096, prefill_chunk = 256, cache_ram_mib = 2048;
 };
+
+// What Ollama's /api/tags and /api/show report of the model.
+server::ModelCard model_card(const model::Model& m, const std::string& path) {
+  server::ModelCard card;
+  const gguf::File& f = m.file();
+  if (auto arch = f.find_string("general.architecture"); arch.ok() && *arch) card.family = std::string(**arch);
+  for (const auto& t : f.tensors()) card.parameters += t.n_elements();
+  if (auto ft = f.find_u32("general.file_type"); ft.ok() && *ft)
+    for (const auto& mix : model::quant_mixes())
+      if (mix.file_type == **ft) card.quantization = std::string(mix.name);
+  std::error_code ec;
+  card.file_bytes = int64_t(std::filesystem::file_size(path, ec));
+  if (ec) card.file_bytes = 0;
+  card.context_length = m.hparams().n_ctx_train;
+  return card;
+}
 
 int serve(const ServeOptions& o) {
   if (o.parallel < 1 || o.parallel > 256) return fail("--parallel must be between 1 and 256");
@@ -88,6 +105,7 @@ int serve(const ServeOptions& o) {
   sv.api_key = o.api_key;
   sv.model_name = !o.alias.empty() ? o.alias : std::filesystem::path(o.model).stem().string();
   sv.pooling = pooling;
+  sv.card = model_card(**model, o.model);
   server::Server server(**tok, *format, scheduler, sv);
   if (Status s = server.start(); !s.ok()) return fail(s.message());
   std::fprintf(stderr, "zinc: serving %s on http://%s:%d/ (%d parallel, %lld-token context, %s)\n", sv.model_name.c_str(),

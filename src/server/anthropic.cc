@@ -272,7 +272,7 @@ void handle_messages(GenerationContext& ctx, const httplib::Request& req, httpli
   if (!body) return;
   Json chat;
   if (auto e = to_chat(*body, /*need_max_tokens=*/true, &chat)) return reply_anthropic_error(res, 400, *e);
-  handle_chat(ctx, chat, res, std::make_unique<AnthropicShape>());
+  handle_translated(ctx, chat, /*chat=*/true, res, std::make_unique<AnthropicShape>());
 }
 
 void handle_count_tokens(GenerationContext& ctx, const httplib::Request& req, httplib::Response& res) {

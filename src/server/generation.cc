@@ -90,7 +90,7 @@ struct Job {
   int64_t created;
   int index = 0;   // the choice's
   std::shared_ptr<engine::Stream> stream;
-  Clock::time_point t_start = Clock::now(), t_last;
+  Clock::time_point t_start = Clock::now(), t_first, t_last;
   bool first = true;
   int64_t prompt_tokens = 0, cached_tokens = 0;
   std::string finish_reason;  // set when done
@@ -178,6 +178,7 @@ struct Job {
   }
   void on_token_timing() {
     const auto now = Clock::now();
+    if (first) t_first = now;
     if (first) ctx.metrics.time_to_first_token(std::chrono::duration<double>(now - t_start).count());
     else ctx.metrics.time_per_token(std::chrono::duration<double>(now - t_last).count());
     first = false;
@@ -217,6 +218,17 @@ Json usage(const Jobs& jobs) {
   const Job& first = *jobs[0];
   return Json{{"prompt_tokens", first.prompt_tokens}, {"completion_tokens", completion},
               {"total_tokens", first.prompt_tokens + completion}, {"prompt_tokens_details", {{"cached_tokens", first.cached_tokens}}}};
+}
+
+// llama.cpp's timings of the first choice: the prompt until its first token, the rest after.
+Json timings(const Jobs& jobs) {
+  const Job& j = *jobs[0];
+  const auto ms = [](Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
+  const Clock::time_point first = j.first ? Clock::now() : j.t_first;
+  const double prompt_ms = ms(first - j.t_start), predicted_ms = j.first ? 0.0 : ms(j.t_last - j.t_first);
+  const int64_t n = j.pipeline.n_tokens();
+  return Json{{"prompt_n", j.prompt_tokens - j.cached_tokens}, {"prompt_ms", prompt_ms}, {"predicted_n", n}, {"predicted_ms", predicted_ms},
+              {"predicted_per_second", predicted_ms > 0 && n > 1 ? (n - 1) * 1000.0 / predicted_ms : 0.0}};
 }
 
 void cancel(const Jobs& jobs) {
@@ -289,7 +301,7 @@ void run_whole(const Jobs& jobs, httplib::Response& res, const AnswerShape& shap
   const Job& first = *jobs[0];
   Json body = {{"id", first.id}, {"object", first.chat ? "chat.completion" : "text_completion"}, {"created", first.created},
                {"model", first.ctx.options.model_name}, {"system_fingerprint", "zinc"}, {"choices", choices},
-               {"usage", usage(jobs)}};
+               {"usage", usage(jobs)}, {"timings", timings(jobs)}};
   res.set_content(dump(shape.whole(body)), "application/json");
 }
 
@@ -380,7 +392,8 @@ bool run_stream(const Jobs& jobs, httplib::DataSink& sink, AnswerShape& shape) {
   const Job& first = *jobs[0];
   if (first.p.include_usage && !failed) {
     Json u = {{"id", first.id}, {"object", first.chat ? "chat.completion.chunk" : "text_completion"}, {"created", first.created},
-              {"model", first.ctx.options.model_name}, {"system_fingerprint", "zinc"}, {"choices", Json::array()}, {"usage", usage(jobs)}};
+              {"model", first.ctx.options.model_name}, {"system_fingerprint", "zinc"}, {"choices", Json::array()}, {"usage", usage(jobs)},
+              {"timings", timings(jobs)}};
     if (!send(u)) return gone();
   }
   if (const std::string end = shape.end(); !end.empty() && !sink.write(end.data(), end.size())) return gone();
@@ -510,7 +523,7 @@ void generate(GenerationContext& ctx, const Json& body, httplib::Response& res, 
   if (!p.stream) return run_whole(*jobs, res, *shape);
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider(
-      "text/event-stream", [jobs, shape](size_t, httplib::DataSink& sink) { return run_stream(*jobs, sink, *shape); },
+      shape->stream_type(), [jobs, shape](size_t, httplib::DataSink& sink) { return run_stream(*jobs, sink, *shape); },
       [jobs](bool) { cancel(*jobs); });
 }
 
@@ -533,8 +546,8 @@ std::optional<ApiError> chat_prompt_size(GenerationContext& ctx, const Json& bod
   return std::nullopt;
 }
 
-void handle_chat(GenerationContext& ctx, const Json& body, httplib::Response& res, std::unique_ptr<AnswerShape> shape) {
-  generate(ctx, body, res, true, std::move(shape));
+void handle_translated(GenerationContext& ctx, const Json& body, bool chat, httplib::Response& res, std::unique_ptr<AnswerShape> shape) {
+  generate(ctx, body, res, chat, std::move(shape));
 }
 
 }  // namespace zinc::server

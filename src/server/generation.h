@@ -47,6 +47,7 @@ class AnswerShape {
   // The server-sent-event text for a chat.completion.chunk (an error chunk: {"error": ...}).
   virtual std::string chunk(const Json& chunk) = 0;
   virtual std::string end() = 0;  // after the last chunk
+  virtual const char* stream_type() const { return "text/event-stream"; }
 };
 
 int64_t unix_time();
@@ -55,7 +56,8 @@ void reply_error(httplib::Response& res, const ApiError& e);
 void handle_generation(GenerationContext& ctx, const httplib::Request& req, httplib::Response& res, bool chat);
 // How many tokens a chat request's prompt renders to, or the error to answer with.
 std::optional<ApiError> chat_prompt_size(GenerationContext& ctx, const Json& body, int64_t* n);
-// A chat request already parsed (and translated into OpenAI's fields), answered in `shape`.
-void handle_chat(GenerationContext& ctx, const Json& body, httplib::Response& res, std::unique_ptr<AnswerShape> shape);
+// A chat (or completion) request already parsed and translated into OpenAI's fields, answered in
+// `shape` (which then sees chat.completion or text_completion bodies and chunks).
+void handle_translated(GenerationContext& ctx, const Json& body, bool chat, httplib::Response& res, std::unique_ptr<AnswerShape> shape);
 
 }  // namespace zinc::server

@@ -311,7 +311,7 @@ void handle_responses(GenerationContext& ctx, const httplib::Request& req, httpl
   Json body, chat;
   if (auto e = parse_body(req.body, &body)) return reply_error(res, *e);
   if (auto e = to_chat(body, &chat)) return reply_error(res, *e);
-  handle_chat(ctx, chat, res, std::make_unique<ResponsesShape>(body));
+  handle_translated(ctx, chat, /*chat=*/true, res, std::make_unique<ResponsesShape>(body));
 }
 
 }  // namespace zinc::server

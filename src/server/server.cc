@@ -17,6 +17,7 @@
 #include "server/embeddings.h"
 #include "server/generation.h"
 #include "server/metrics.h"
+#include "server/ollama.h"
 #include "server/responses.h"
 #include "server/token_endpoints.h"
 #include "server/web_page.h"
@@ -58,7 +59,7 @@ bool equal_constant_time(std::string_view a, std::string_view b) {
 
 std::string endpoint_label(const std::string& path) {
   for (const char* known : {"/v1/chat/completions", "/v1/completions", "/chat/completions", "/completions", "/v1/messages",
-                            "/v1/messages/count_tokens", "/v1/responses", "/v1/models",
+                            "/v1/messages/count_tokens", "/v1/responses", "/api/chat", "/api/generate", "/api/show", "/api/tags", "/api/version", "/v1/models",
                             "/v1/embeddings", "/embeddings", "/tokenize", "/detokenize", "/health", "/metrics", "/"})
     if (path == known) return path;
   if (path.rfind("/v1/models/", 0) == 0) return "/v1/models/{id}";
@@ -122,6 +123,14 @@ Server::Server(const tokenizer::Tokenizer& tok, const chat::ChatFormat& format, 
     im.http.Post(path, [&ctx](const httplib::Request& req, httplib::Response& res) { handle_generation(ctx, req, res, true); });
   for (const char* path : {"/v1/completions", "/completions"})
     im.http.Post(path, [&ctx](const httplib::Request& req, httplib::Response& res) { handle_generation(ctx, req, res, false); });
+  // Ollama's API, for the tools that speak it.
+  im.http.Post("/api/chat", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_ollama_generation(ctx, req, res, true); });
+  im.http.Post("/api/generate", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_ollama_generation(ctx, req, res, false); });
+  im.http.Post("/api/show", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_ollama_show(ctx, req, res); });
+  im.http.Get("/api/tags", [&ctx](const httplib::Request&, httplib::Response& res) { handle_ollama_tags(ctx, res); });
+  im.http.Get("/api/version", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("{\"version\":\"" ZINC_VERSION "\"}", "application/json");
+  });
   im.http.Post("/v1/responses", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_responses(ctx, req, res); });
   im.http.Post("/v1/messages", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_messages(ctx, req, res); });
   im.http.Post("/v1/messages/count_tokens",

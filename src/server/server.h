@@ -9,6 +9,7 @@
 // every bad request is a 4xx with {"error": {message, type, param, code}}.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -20,6 +21,15 @@
 
 namespace zinc::server {
 
+// What Ollama's /api/tags and /api/show tell of the model.
+struct ModelCard {
+  std::string family;        // general.architecture
+  int64_t parameters = 0;    // weights' elements
+  std::string quantization;  // "Q4_K_M" (general.file_type), or ""
+  int64_t file_bytes = 0;
+  int64_t context_length = 0;  // the model's trained context
+};
+
 struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 9090;  // 0: any free port (see Server::port)
@@ -28,6 +38,7 @@ struct ServerOptions {
   size_t max_body_bytes = 8u << 20;
   int http_threads = 0;  // 0: 4 per parallel sequence plus 16
   engine::Runner::Pooling pooling = engine::Runner::Pooling::kMean;  // /v1/embeddings
+  ModelCard card;
 };
 
 class Server {

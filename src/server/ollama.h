@@ -1,0 +1,18 @@
+// Ollama's API over the chat and completion machinery, for the tools that speak it: POST /api/chat
+// and /api/generate (streamed as NDJSON by default, as Ollama does; `"stream": false` for one
+// object), GET /api/tags and /api/version, POST /api/show. Requests map to OpenAI's fields
+// (options.num_predict → max_tokens, format "json" or a schema → response_format, think →
+// the template's enable_thinking or reasoning effort, tools as OpenAI's) and answers come back
+// through an AnswerShape with Ollama's message, done_reason, counts and durations (ns). Errors
+// are {"error": "..."}. Internal to the server.
+#pragma once
+
+#include "server/generation.h"
+
+namespace zinc::server {
+
+void handle_ollama_generation(GenerationContext& ctx, const httplib::Request& req, httplib::Response& res, bool chat);
+void handle_ollama_tags(GenerationContext& ctx, httplib::Response& res);
+void handle_ollama_show(GenerationContext& ctx, const httplib::Request& req, httplib::Response& res);
+
+}  // namespace zinc::server
