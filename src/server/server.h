@@ -1,10 +1,12 @@
 // The OpenAI-compatible HTTP server: POST /v1/chat/completions and /v1/completions (streamed as
 // server-sent events or not), GET /v1/models, /health, /metrics (Prometheus) and / (the embedded
-// web chat). Requests become engine::Scheduler requests; tokens come back through the request's
-// stream, are turned into text (stop strings, <think> reasoning) and written as OpenAI's shapes.
+// web chat); also OpenAI's /v1/responses, Anthropic's /v1/messages and Ollama's /api/*, translated
+// onto the chat path. Requests become engine::Scheduler requests; tokens come back through the
+// request's stream, are turned into text (stop strings, <think> reasoning) and written in the
+// shapes of the API asked.
 //
 // Safety: a client that disconnects from a stream cancels its sequence; with an API key every
-// endpoint but / and /health needs "Authorization: Bearer KEY"; bound to a loopback address, a
+// endpoint but / and /health needs "Authorization: Bearer KEY" (or "x-api-key: KEY"); bound to a loopback address, a
 // Host header that is not a loopback name is refused (DNS rebinding); bodies are size-limited;
 // every bad request is a 4xx with {"error": {message, type, param, code}}.
 #pragma once
