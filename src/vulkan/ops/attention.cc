@@ -145,7 +145,8 @@ Status Attention::record(Commands& cmd, const AttentionArgs& a, const KvLayerBuf
   }
   const uint32_t dv4 = layer.head_dim_v / 4;
   const bool decode = decode_ && n_tokens <= kDecodeMaxTokens && layer.head_dim_k % 8 == 0 &&
-                      layer.head_dim_v % 4 == 0 && dv4 > 0 && 128 % dv4 == 0;
+                      layer.head_dim_v % 4 == 0 && dv4 > 0 && 128 % dv4 == 0 &&
+                      a.out.stride % 4 == 0;
   if (decode) {
     const bool merge = n_splits > 1 && counters;
     Push dp = push;

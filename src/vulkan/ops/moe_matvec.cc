@@ -43,9 +43,25 @@ Result<std::unique_ptr<MoeMatvec>> MoeMatvec::create(const Device& device, Tenso
   m->group_size_ = group_size;
   m->rows_per_set_ = rows;
   const std::string shader = "moe_matvec_" + shader_type_suffix(type) + (m->int8_ ? "_int8" : "") + (sg ? "_sg" : "");
-  ZINC_ASSIGN_OR_RETURN(m->pipeline_, make_pipeline(device, shader, 9, sizeof(Push),
-                                                    {group_size, rows, options.swiglu ? 1u : 0u, min_sg}));
+  m->device_ = &device;
+  m->shader_ = shader;
+  m->spec_ = {group_size, rows, options.swiglu ? 1u : 0u, min_sg};
   return m;
+}
+
+Result<const Pipeline*> MoeMatvec::pipeline_for(uint32_t flags) const {
+  std::unique_ptr<Pipeline>& p = by_flags_[flags];
+  if (!p) {
+    std::vector<uint32_t> spec = spec_;
+    spec.push_back(flags);
+    auto made = make_pipeline(*device_, shader_, 9, sizeof(Push), std::move(spec));
+    if (!made.ok()) {
+      by_flags_.erase(flags);
+      return made.status();
+    }
+    p = std::move(*made);
+  }
+  return p.get();
 }
 
 Status MoeMatvec::record_swiglu(Commands& cmd, const WeightBuffer& gate, const WeightBuffer& up, uint32_t n_expert,
@@ -141,7 +157,8 @@ Status MoeMatvec::record_any(Commands& cmd, const WeightBuffer& w0, const Weight
                                   routing ? routing->logits.range : shared ? shared->x.range : ids,
                                   shared ? shared->gate_in.range : norm ? norm->partials : ids,
                                   shared ? shared->gate_weight : norm && norm->out ? norm->out->range : ids};
-  cmd.dispatch(*pipeline_, buffers, &push, sizeof push, (rows + rows_per_group - 1) / rows_per_group, n_items);
+  ZINC_ASSIGN_OR_RETURN(const Pipeline* pipeline, pipeline_for(flags));
+  cmd.dispatch(*pipeline, buffers, &push, sizeof push, (rows + rows_per_group - 1) / rows_per_group, n_items);
   return Status();
 }
 

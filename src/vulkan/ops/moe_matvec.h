@@ -6,7 +6,10 @@
 // and adds no barrier.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "vulkan/ops/op_util.h"
 #include "vulkan/weights.h"
@@ -96,7 +99,15 @@ class MoeMatvec {
   bool subgroup_ = false;
   uint32_t group_size_ = 128;
   uint32_t rows_per_set_ = 1;
-  std::unique_ptr<Pipeline> pipeline_;
+  // One pipeline per combination of flags a record meets, compiled with exactly those
+  // (moe_matvec.comp's kFlagsUsed), so that the others' code is left out: on the H200 the
+  // decode step pays for each kernel's code (docs/DECODE_LOG.md, "Session 20"). Made by the
+  // first record that needs it; a MoeMatvec is recorded from one thread.
+  const Device* device_ = nullptr;
+  std::string shader_;
+  std::vector<uint32_t> spec_;  // without kFlagsUsed
+  mutable std::map<uint32_t, std::unique_ptr<Pipeline>> by_flags_;
+  Result<const Pipeline*> pipeline_for(uint32_t flags) const;
 };
 
 }  // namespace zinc::vulkan::ops

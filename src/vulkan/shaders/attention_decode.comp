@@ -8,8 +8,9 @@
 // Needs subgroup arithmetic, dk % 8 == 0, dv % 4 == 0 and 128 % (dv / 4) == 0.
 // Split over the keys (flags bit 1), each workgroup writes its partial record; with flags bit 2
 // the last workgroup of a (token, head group) to finish (counted in `counters`, which it leaves
-// at zero) merges the records into `final_out` itself, so no combine pass is needed. With bit 2,
-// splits past the keys return at once, and when only split 0 has keys it writes `final_out`.
+// at zero) merges the records into the output (binding 6) itself, so no combine pass is needed. With bit 2,
+// splits past the keys return at once, and when only split 0 has keys it writes the output.
+// Outputs are written as 16-byte words: out_stride % 4 == 0.
 #extension GL_EXT_control_flow_attributes : enable
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -38,10 +39,9 @@ layout(std430, binding = 0) readonly buffer Q { float q[]; };
 layout(std430, binding = 1) readonly buffer Step { int step[]; };
 layout(std430, binding = 2) readonly buffer KC { uvec4 kc4[]; };
 layout(std430, binding = 3) readonly buffer VC { uvec2 vc2[]; };
-layout(std430, binding = 4) coherent buffer Out { float out_[]; };
 layout(std430, binding = 4) coherent buffer Out4 { vec4 out4_[]; };  // split records: (m, l, -, -), acc
 layout(std430, binding = 5) readonly buffer Gate { float gate[]; };
-layout(std430, binding = 6) writeonly buffer Final { float final_out[]; };
+layout(std430, binding = 6) writeonly buffer Final { vec4 final4_[]; };  // out_stride % 4 == 0
 layout(std430, binding = 7) coherent buffer Counters { uint counters[]; };
 
 layout(push_constant) uniform Push {
@@ -65,7 +65,13 @@ shared bool s_last;
 const uint kMaxSplits = 64;
 shared float s_m[kMaxG * kMaxSplits], s_l[kMaxG * kMaxSplits];
 
-float sigmoid(float x) { return 1.0 / (1.0 + exp(-x)); }
+vec4 sigmoid(vec4 x) { return 1.0 / (1.0 + exp(-x)); }
+
+// The gate of head h's dims 4 * d4 ... 4 * d4 + 3 of token t.
+vec4 gate_at(uint t, uint h, uint d4) {
+  const uint gb = t * p.g_stride + p.g_offset + h * p.g_head_stride + 4 * d4;
+  return vec4(gate[gb], gate[gb + 1], gate[gb + 2], gate[gb + 3]);
+}
 
 // Records a thread of the merge reads at once. On the H200 (tg128 at depth 4096, 33 splits),
 // eight 16-byte words against four records read as floats before: Llama-3-8B 294.6 -> 298.7
@@ -73,7 +79,7 @@ float sigmoid(float x) { return 1.0 / (1.0 + exp(-x)); }
 // 291.0 (103 registers against 83).
 const uint kMergeLoads = 8;
 
-// Merges the partial records of splits < n_live for the workgroup's heads into final_out. A
+// Merges the partial records of splits < n_live for the workgroup's heads into the output. A
 // record is dv / 4 + 1 vec4s: (m, l, unused, unused), then the output's partial sums.
 void merge_splits(uint t, uint h0, uint ng, uint n_live) {
   const uint tid = gl_LocalInvocationID.x, dv4 = p.dv / 4, rec4 = dv4 + 1;
@@ -104,9 +110,10 @@ void merge_splits(uint t, uint h0, uint ng, uint n_live) {
         }
       }
     }
-    const uint h = h0 + g, o = t * p.out_stride + h * p.dv + 4 * d4;
-    const uint gb = t * p.g_stride + p.g_offset + h * p.g_head_stride + 4 * d4;
-    [[unroll]] for (uint j = 0; j < 4; ++j) final_out[o + j] = a[j] / total * (gated ? sigmoid(gate[gb + j]) : 1.0);
+    const uint h = h0 + g;
+    vec4 r = a / total;
+    if (gated) r *= sigmoid(gate_at(t, h, d4));
+    final4_[(t * p.out_stride + h * p.dv) / 4 + d4] = r;
   }
 }
 
@@ -261,15 +268,11 @@ void main() {
         if (tid == 0) out4_[rec4] = vec4(begin < end ? m[g] : -1.0 / 0.0, begin < end ? l[g] : 0.0, 0.0, 0.0);
         out4_[rec4 + 1 + d4] = a;
       } else {
-        const float inv = 1.0 / l[g];
-        const uint o = t * p.out_stride + h * p.dv + 4 * d4;
-        const uint gb = t * p.g_stride + p.g_offset + h * p.g_head_stride + 4 * d4;
-        const bool gated = (p.flags & 1u) != 0u;
-        const vec4 r = a * inv;
-        [[unroll]] for (uint i = 0; i < 4; ++i) {
-          if (merge) final_out[o + i] = r[i] * (gated ? sigmoid(gate[gb + i]) : 1.0);
-          else out_[o + i] = r[i] * (gated ? sigmoid(gate[gb + i]) : 1.0);
-        }
+        vec4 r = a * (1.0 / l[g]);
+        if ((p.flags & 1u) != 0u) r *= sigmoid(gate_at(t, h, d4));
+        const uint o4 = (t * p.out_stride + h * p.dv) / 4 + d4;
+        if (merge) final4_[o4] = r;
+        else out4_[o4] = r;
       }
     }
   }

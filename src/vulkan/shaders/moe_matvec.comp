@@ -35,6 +35,10 @@ layout(constant_id = 0) const uint kGroupSize = 128;
 layout(constant_id = 1) const uint kRows = 2;
 layout(constant_id = 2) const bool kPair = false;
 layout(constant_id = 3) const uint kMinSubgroupSize = 1;
+// The flag bits this pipeline may be given (MoeMatvec makes one a combination it records): the
+// code of the others is left out when the pipeline is compiled.
+layout(constant_id = 4) const uint kFlagsUsed = 0xffffffffu;
+#define FLAGS (p.flags & kFlagsUsed)
 
 #define TWO_WEIGHTS
 #include "quant.glsl"
@@ -102,7 +106,7 @@ float partial_squares(uint t, uint lane, uint step) {
 // count k * n / subgroup size per workgroup, not n * n / threads as with ranks.
 uint route(uint t, uint j, bool write) {
   const uint tid = gl_LocalInvocationID.x, n = p.n_expert, base = t * p.logit_stride;
-  const bool normed = (p.flags & 16u) != 0u, scaled = (p.flags & 64u) != 0u, ranked = (p.flags & 128u) != 0u;
+  const bool normed = (FLAGS & 16u) != 0u, scaled = (FLAGS & 64u) != 0u, ranked = (FLAGS & 128u) != 0u;
 #ifdef SUBGROUP
   if (gl_SubgroupID == 0) {
     const uint lane = gl_SubgroupInvocationID, step = gl_SubgroupSize;
@@ -168,7 +172,7 @@ uint route(uint t, uint j, bool write) {
     if (write && tid < p.k) {
       float chosen = 0.0;
       for (uint i = 0; i < p.k; ++i) chosen += s_w[i];
-      route_w[t * p.k + tid] = s_w[tid] / ((p.flags & 4u) != 0u ? max(chosen, 6.103515625e-5) : 1.0);
+      route_w[t * p.k + tid] = s_w[tid] / ((FLAGS & 4u) != 0u ? max(chosen, 6.103515625e-5) : 1.0);
     }
     return uint(ids[t * p.k + j]);
   }
@@ -205,7 +209,7 @@ uint route(uint t, uint j, bool write) {
   if (write && tid < p.k) {
     float chosen = 0.0;
     for (uint i = 0; i < p.k; ++i) chosen += s_w[i];
-    const float denom = (p.flags & 4u) != 0u ? max(chosen, 6.103515625e-5) : 1.0;
+    const float denom = (FLAGS & 4u) != 0u ? max(chosen, 6.103515625e-5) : 1.0;
     ids[t * p.k + tid] = s_id[tid];
     route_w[t * p.k + tid] = s_w[tid] / denom;
   }
@@ -236,7 +240,7 @@ void main() {
   const uint item = gl_WorkGroupID.y;
   const uint groups = (p.cols + 31) / 32;
   const uint blocks = groups / BLOCK_GROUPS;
-  const bool with_shared = !kPair && (p.flags & 8u) != 0u;
+  const bool with_shared = !kPair && (FLAGS & 8u) != 0u;
   const uint n_sub = kPair ? 1 : p.k + (with_shared ? 1 : 0);
   float shared_gate = 0.0;
   if (with_shared) {  // kUnroll elements of h and gate_w per thread loaded before any is used
@@ -253,11 +257,11 @@ void main() {
     shared_gate = 1.0 / (1.0 + exp(-workgroup_sum(d)));
   }
 
-  const bool routed = kPair && (p.flags & 2u) != 0u;
-  const bool normed = routed && (p.flags & 16u) != 0u;
+  const bool routed = kPair && (FLAGS & 2u) != 0u;
+  const bool normed = routed && (FLAGS & 16u) != 0u;
   const uint routed_e = routed ? route(item / p.k, item % p.k, gl_WorkGroupID.x == 0 && item % p.k == 0) : 0;
   const float norm_s = normed ? s_norm : 1.0;  // set by route(), behind its barrier
-  if (normed && (p.flags & 32u) != 0u && gl_WorkGroupID.x == 0 && item % p.k == 0) {
+  if (normed && (FLAGS & 32u) != 0u && gl_WorkGroupID.x == 0 && item % p.k == 0) {
     const uint xb = (item / p.k) * p.x_stride;
     for (uint i = tid; i < p.cols; i += kGroupSize) xn_out[(item / p.k) * p.sx_stride + i] = x1[xb + i] * norm_s;
   }
@@ -360,7 +364,7 @@ void main() {
       sum = sum / (1.0 + exp(-sum)) * up;
     }
     const uint dst = item * p.y_stride + row0 + lane;
-    if ((p.flags & 1u) != 0u) sum += y[dst];
+    if ((FLAGS & 1u) != 0u) sum += y[dst];
     y[dst] = sum;
   }
 }
