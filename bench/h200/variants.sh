@@ -1,8 +1,8 @@
 #!/bin/bash
 # Builds zinc variants for a decode A/B on the lent GPU machine and prepares them (prepare.sh),
 # run in the repository root of this machine on a clean tree that `make build` has built once:
-#   bash bench/h200/variants.sh M= E=attention_epilogue S=matvec_flags_spec \
-#       B=attention_epilogue+matvec_flags_spec
+#   bash bench/h200/variants.sh M= S=matvec_flags_spec U=matvec_dont_unroll \
+#       SU=matvec_flags_spec+matvec_dont_unroll
 # NAME=PATCH[+PATCH...] applies bench/h200/PATCH.patch (each in turn), builds the zinc target,
 # keeps the binary as /tmp/bins/zinc_NAME and restores the tree; NAME= is the tree as it is.
 set -euo pipefail
