@@ -156,11 +156,6 @@ Json usage_of(const Json& u) {
           {"output_tokens", u.value("completion_tokens", 0)}};
 }
 
-Json tool_input(const Json& call) {
-  Json input = Json::parse(call["function"].value("arguments", "{}"), nullptr, false);
-  return input.is_object() ? input : Json::object();
-}
-
 class AnthropicShape : public AnswerShape {
  public:
   void error(httplib::Response& res, const ApiError& e) const override { reply_anthropic_error(res, e.status, e.message); }
@@ -173,7 +168,7 @@ class AnthropicShape : public AnswerShape {
     if (msg["content"].is_string() && !msg["content"].get<std::string>().empty()) content.push_back({{"type", "text"}, {"text", msg["content"]}});
     if (msg.contains("tool_calls"))
       for (const Json& c : msg["tool_calls"])
-        content.push_back({{"type", "tool_use"}, {"id", c["id"]}, {"name", c["function"]["name"]}, {"input", tool_input(c)}});
+        content.push_back({{"type", "tool_use"}, {"id", c["id"]}, {"name", c["function"]["name"]}, {"input", call_arguments(c)}});
     const Json stop = choice.value("stop_reason", Json());
     return {{"id", random_id("msg_")}, {"type", "message"}, {"role", "assistant"}, {"model", completion["model"]}, {"content", content},
             {"stop_reason", stop_reason(choice["finish_reason"], stop)}, {"stop_sequence", stop.is_string() ? stop : Json(nullptr)},
@@ -212,7 +207,7 @@ class AnthropicShape : public AnswerShape {
         out += sse_event("content_block_start", {{"type", "content_block_start"}, {"index", index_},
                                              {"content_block", {{"type", "tool_use"}, {"id", call["id"]}, {"name", call["function"]["name"]}, {"input", Json::object()}}}});
         out += sse_event("content_block_delta", {{"type", "content_block_delta"}, {"index", index_},
-                                             {"delta", {{"type", "input_json_delta"}, {"partial_json", dump(tool_input(call))}}}});
+                                             {"delta", {{"type", "input_json_delta"}, {"partial_json", dump(call_arguments(call))}}}});
         out += sse_event("content_block_stop", {{"type", "content_block_stop"}, {"index", index_++}});
       }
     if (choice.contains("finish_reason") && choice["finish_reason"].is_string()) {

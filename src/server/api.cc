@@ -20,6 +20,10 @@ std::string random_id(const char* prefix, int n) {
   return id;
 }
 
+ApiError bad_request(const std::string& param, const std::string& message) {
+  return ApiError{400, message, "invalid_request_error", param, ""};
+}
+
 std::string dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 std::optional<ApiError> parse_body(const std::string& text, Json* out) {
@@ -31,19 +35,22 @@ std::optional<ApiError> parse_body(const std::string& text, Json* out) {
   return std::nullopt;
 }
 
+Json call_arguments(const Json& call) {
+  Json args = Json::parse(call["function"].value("arguments", "{}"), nullptr, false);
+  return args.is_object() ? args : Json::object();
+}
+
 std::string sse_event(const char* name, const Json& data) { return std::string("event: ") + name + "\ndata: " + dump(data) + "\n\n"; }
 
 namespace {
-
-ApiError bad(const std::string& param, const std::string& message) { return ApiError{400, message, "invalid_request_error", param, ""}; }
 
 // A number field within [lo, hi]; absent or null leaves *out unchanged.
 std::optional<ApiError> number(const Json& body, const char* key, double lo, double hi, float* out) {
   auto it = body.find(key);
   if (it == body.end() || it->is_null()) return std::nullopt;
-  if (!it->is_number()) return bad(key, std::string("'") + key + "' must be a number");
+  if (!it->is_number()) return bad_request(key, std::string("'") + key + "' must be a number");
   const double v = it->get<double>();
-  if (!(v >= lo && v <= hi)) return bad(key, std::string("'") + key + "' must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+  if (!(v >= lo && v <= hi)) return bad_request(key, std::string("'") + key + "' must be between " + std::to_string(lo) + " and " + std::to_string(hi));
   *out = float(v);
   return std::nullopt;
 }
@@ -51,9 +58,9 @@ std::optional<ApiError> number(const Json& body, const char* key, double lo, dou
 std::optional<ApiError> integer(const Json& body, const char* key, int64_t lo, int64_t hi, int64_t* out) {
   auto it = body.find(key);
   if (it == body.end() || it->is_null()) return std::nullopt;
-  if (!it->is_number_integer()) return bad(key, std::string("'") + key + "' must be an integer");
+  if (!it->is_number_integer()) return bad_request(key, std::string("'") + key + "' must be an integer");
   const int64_t v = it->is_number_unsigned() && it->get<uint64_t>() > uint64_t(INT64_MAX) ? INT64_MAX : it->get<int64_t>();
-  if (v < lo || v > hi) return bad(key, std::string("'") + key + "' must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+  if (v < lo || v > hi) return bad_request(key, std::string("'") + key + "' must be between " + std::to_string(lo) + " and " + std::to_string(hi));
   *out = v;
   return std::nullopt;
 }
@@ -61,25 +68,25 @@ std::optional<ApiError> integer(const Json& body, const char* key, int64_t lo, i
 std::optional<ApiError> boolean(const Json& body, const char* key, bool* out) {
   auto it = body.find(key);
   if (it == body.end() || it->is_null()) return std::nullopt;
-  if (!it->is_boolean()) return bad(key, std::string("'") + key + "' must be true or false");
+  if (!it->is_boolean()) return bad_request(key, std::string("'") + key + "' must be true or false");
   *out = it->get<bool>();
   return std::nullopt;
 }
 
 std::optional<ApiError> parse_tools(const Json& body, GenerationParams* p) {
   if (auto it = body.find("tools"); it != body.end() && !it->is_null()) {
-    if (!it->is_array()) return bad("tools", "'tools' must be an array");
+    if (!it->is_array()) return bad_request("tools", "'tools' must be an array");
     for (size_t i = 0; i < it->size(); ++i) {
       const Json& t = (*it)[i];
       const std::string where = "tools[" + std::to_string(i) + "]";
       if (!t.is_object() || t.value("type", Json()) != "function")
-        return bad("tools", where + " must be an object with \"type\": \"function\"");
+        return bad_request("tools", where + " must be an object with \"type\": \"function\"");
       auto f = t.find("function");
       if (f == t.end() || !f->is_object() || !f->contains("name") || !(*f)["name"].is_string() ||
           (*f)["name"].get<std::string>().empty())
-        return bad("tools", where + ".function must be an object with a non-empty string 'name'");
+        return bad_request("tools", where + ".function must be an object with a non-empty string 'name'");
       if (f->contains("parameters") && !(*f)["parameters"].is_object())
-        return bad("tools", where + ".function.parameters must be a JSON Schema object");
+        return bad_request("tools", where + ".function.parameters must be a JSON Schema object");
     }
     p->tools = *it;
   }
@@ -87,20 +94,20 @@ std::optional<ApiError> parse_tools(const Json& body, GenerationParams* p) {
     if (*it == "auto" || *it == "none") {
       p->parse_tool_calls = *it == "auto";
     } else if (*it == "required") {
-      if (p->tools.empty()) return bad("tool_choice", "'tool_choice' \"required\" needs 'tools'");
+      if (p->tools.empty()) return bad_request("tool_choice", "'tool_choice' \"required\" needs 'tools'");
       for (const auto& t : p->tools) p->forced_tools.push_back(t["function"]["name"].get<std::string>());
     } else if (it->is_object()) {
       const Json f = it->value("function", Json());
       if (it->value("type", Json()) != "function" || !f.is_object() || !f.value("name", Json()).is_string())
-        return bad("tool_choice", "'tool_choice' must be \"auto\", \"none\", \"required\" or {\"type\": \"function\", "
+        return bad_request("tool_choice", "'tool_choice' must be \"auto\", \"none\", \"required\" or {\"type\": \"function\", "
                                   "\"function\": {\"name\": ...}}");
       const std::string name = f["name"].get<std::string>();
       bool known = false;
       for (const auto& t : p->tools) known = known || t["function"]["name"] == name;
-      if (!known) return bad("tool_choice", "'tool_choice' names '" + name + "', which is not in 'tools'");
+      if (!known) return bad_request("tool_choice", "'tool_choice' names '" + name + "', which is not in 'tools'");
       p->forced_tools.push_back(name);
     } else {
-      return bad("tool_choice", "'tool_choice' must be \"auto\", \"none\", \"required\" or an object");
+      return bad_request("tool_choice", "'tool_choice' must be \"auto\", \"none\", \"required\" or an object");
     }
   }
   return boolean(body, "parallel_tool_calls", &p->parallel_tool_calls);
@@ -116,7 +123,7 @@ std::optional<ApiError> parse_tools(const Json& body, GenerationParams* p) {
 std::optional<ApiError> parse_generation(const Json& body, bool chat, GenerationParams* out) {
   GenerationParams& p = *out;
   if (auto it = body.find("model"); it != body.end() && !it->is_null()) {
-    if (!it->is_string()) return bad("model", "'model' must be a string");
+    if (!it->is_string()) return bad_request("model", "'model' must be a string");
     p.model = it->get<std::string>();
   }
   auto& s = p.sampling;
@@ -139,12 +146,12 @@ std::optional<ApiError> parse_generation(const Json& body, bool chat, Generation
     p.max_tokens = int32_t(v);
   }
   if (auto it = body.find("logit_bias"); it != body.end() && !it->is_null()) {
-    if (!it->is_object()) return bad("logit_bias", "'logit_bias' must be an object of token ids and biases");
+    if (!it->is_object()) return bad_request("logit_bias", "'logit_bias' must be an object of token ids and biases");
     for (const auto& [key, bias] : it->items()) {
       const bool id = !key.empty() && key.size() <= 9 && std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; });
-      if (!id) return bad("logit_bias", "'logit_bias' keys must be token ids, not '" + key + "'");
+      if (!id) return bad_request("logit_bias", "'logit_bias' keys must be token ids, not '" + key + "'");
       if (!bias.is_number() || !(bias.get<double>() >= -100 && bias.get<double>() <= 100))
-        return bad("logit_bias", "'logit_bias' values must be numbers between -100 and 100");
+        return bad_request("logit_bias", "'logit_bias' values must be numbers between -100 and 100");
       s.logit_bias.emplace_back(int32_t(std::stol(key)), bias.get<float>());
     }
   }
@@ -153,8 +160,8 @@ std::optional<ApiError> parse_generation(const Json& body, bool chat, Generation
   p.n = int32_t(v);
   ZINC_API_CHECK(boolean(body, "stream", &p.stream));
   if (auto it = body.find("stream_options"); it != body.end() && !it->is_null()) {
-    if (!it->is_object()) return bad("stream_options", "'stream_options' must be an object");
-    if (!p.stream) return bad("stream_options", "'stream_options' is only allowed when 'stream' is true");
+    if (!it->is_object()) return bad_request("stream_options", "'stream_options' must be an object");
+    if (!p.stream) return bad_request("stream_options", "'stream_options' is only allowed when 'stream' is true");
     ZINC_API_CHECK(boolean(*it, "include_usage", &p.include_usage));
   }
   if (auto it = body.find("stop"); it != body.end() && !it->is_null()) {
@@ -162,11 +169,11 @@ std::optional<ApiError> parse_generation(const Json& body, bool chat, Generation
       p.stop.push_back(it->get<std::string>());
     } else if (it->is_array() && it->size() <= 16) {
       for (const auto& x : *it) {
-        if (!x.is_string()) return bad("stop", "'stop' must be a string or an array of strings");
+        if (!x.is_string()) return bad_request("stop", "'stop' must be a string or an array of strings");
         p.stop.push_back(x.get<std::string>());
       }
     } else {
-      return bad("stop", "'stop' must be a string or an array of at most 16 strings");
+      return bad_request("stop", "'stop' must be a string or an array of at most 16 strings");
     }
   }
   if (auto it = body.find("response_format"); it != body.end() && !it->is_null()) {
@@ -176,32 +183,32 @@ std::optional<ApiError> parse_generation(const Json& body, bool chat, Generation
     } else if (type == "json_schema") {
       const Json js = it->value("json_schema", Json());
       if (!js.is_object() || !js.contains("schema"))
-        return bad("response_format", "'response_format' json_schema needs {\"json_schema\": {\"name\": ..., \"schema\": {...}}}");
+        return bad_request("response_format", "'response_format' json_schema needs {\"json_schema\": {\"name\": ..., \"schema\": {...}}}");
       auto compiled = engine::JsonSchema::compile(js["schema"]);
-      if (!compiled.ok()) return bad("response_format", "response_format json_schema: " + compiled.status().message());
+      if (!compiled.ok()) return bad_request("response_format", "response_format json_schema: " + compiled.status().message());
       p.json_schema = std::move(*compiled);
     } else if (type != "text") {
-      return bad("response_format", "'response_format' type must be \"text\", \"json_object\" or \"json_schema\"");
+      return bad_request("response_format", "'response_format' type must be \"text\", \"json_object\" or \"json_schema\"");
     }
   }
   if (auto it = body.find("grammar"); it != body.end() && !it->is_null()) {
-    if (!it->is_string()) return bad("grammar", "'grammar' must be a string of GBNF rules");
-    if (p.json_object || p.json_schema) return bad("grammar", "'grammar' cannot go with a 'response_format' json_object or json_schema");
+    if (!it->is_string()) return bad_request("grammar", "'grammar' must be a string of GBNF rules");
+    if (p.json_object || p.json_schema) return bad_request("grammar", "'grammar' cannot go with a 'response_format' json_object or json_schema");
     auto compiled = engine::Grammar::compile(it->get<std::string>());
-    if (!compiled.ok()) return bad("grammar", compiled.status().message());
+    if (!compiled.ok()) return bad_request("grammar", compiled.status().message());
     p.grammar = std::move(*compiled);
   }
   if (chat) {
     ZINC_API_CHECK(parse_tools(body, &p));
     if (!p.forced_tools.empty() && (p.json_object || p.json_schema))
-      return bad("tool_choice", "a forced tool call ('tool_choice' \"required\" or a function) cannot go with a 'response_format'");
+      return bad_request("tool_choice", "a forced tool call ('tool_choice' \"required\" or a function) cannot go with a 'response_format'");
     if (!p.forced_tools.empty() && p.grammar)
-      return bad("tool_choice", "a forced tool call ('tool_choice' \"required\" or a function) cannot go with a 'grammar'");
+      return bad_request("tool_choice", "a forced tool call ('tool_choice' \"required\" or a function) cannot go with a 'grammar'");
     bool logprobs = false;
     ZINC_API_CHECK(boolean(body, "logprobs", &logprobs));
     v = -1;
     ZINC_API_CHECK(integer(body, "top_logprobs", 0, 20, &v));
-    if (v >= 0 && !logprobs) return bad("top_logprobs", "'top_logprobs' needs 'logprobs': true");
+    if (v >= 0 && !logprobs) return bad_request("top_logprobs", "'top_logprobs' needs 'logprobs': true");
     p.top_logprobs = logprobs ? int32_t(std::max<int64_t>(v, 0)) : -1;
   } else {
     v = -1;

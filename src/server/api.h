@@ -27,10 +27,14 @@ struct ApiError {
 };
 // {"error": {"message", "type", "param", "code"}}
 Json error_json(const ApiError& e);
+// A 400 invalid_request_error naming `param`.
+ApiError bad_request(const std::string& param, const std::string& message);
 // prefix + n random alphanumerics: ids of completions, calls, messages.
 std::string random_id(const char* prefix, int n = 24);
 // A request body that must be a JSON object (not nested past kMaxJsonDepth).
 std::optional<ApiError> parse_body(const std::string& text, Json* out);
+// An OpenAI tool call's arguments (JSON text) as the object other APIs send ({} if not one).
+Json call_arguments(const Json& call);
 // A named server-sent event: "event: NAME\ndata: JSON\n\n".
 std::string sse_event(const char* name, const Json& data);
 // JSON text with invalid UTF-8 replaced (model output is checked, but never trusted to crash us).

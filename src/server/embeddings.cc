@@ -14,7 +14,6 @@ namespace {
 
 constexpr size_t kMaxInputs = 2048;  // OpenAI's limit
 
-ApiError bad(const std::string& param, const std::string& message) { return ApiError{400, message, "invalid_request_error", param, ""}; }
 
 std::string base64(const std::vector<float>& v) {
   static const char kDigits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -47,18 +46,18 @@ std::optional<ApiError> inputs_of(const GenerationContext& ctx, const Json& inpu
     out->push_back(ctx.tok.encode(input.get<std::string>(), /*add_special=*/true, /*parse_special=*/true));
   } else if (input.is_array() && !input.empty() && input[0].is_number()) {
     out->emplace_back();
-    if (!ids(input, &out->back())) return bad("input", "'input' token ids must lie within the vocabulary");
+    if (!ids(input, &out->back())) return bad_request("input", "'input' token ids must lie within the vocabulary");
   } else if (input.is_array() && !input.empty() && input.size() <= kMaxInputs) {
     for (const auto& item : input) {
       out->emplace_back();
       if (item.is_string()) out->back() = ctx.tok.encode(item.get<std::string>(), true, true);
-      else if (!item.is_array() || !ids(item, &out->back())) return bad("input", shapes + " (token ids within the vocabulary)");
+      else if (!item.is_array() || !ids(item, &out->back())) return bad_request("input", shapes + " (token ids within the vocabulary)");
     }
   } else {
-    return bad("input", shapes + ", with 1 to " + std::to_string(kMaxInputs) + " inputs");
+    return bad_request("input", shapes + ", with 1 to " + std::to_string(kMaxInputs) + " inputs");
   }
   for (const auto& t : *out) {
-    if (t.empty()) return bad("input", "an input has no tokens");
+    if (t.empty()) return bad_request("input", "an input has no tokens");
     if (int64_t(t.size()) > ctx.scheduler.options().n_ctx)
       return ApiError{400, "an input has " + std::to_string(t.size()) + " tokens, but the context holds " +
                                std::to_string(ctx.scheduler.options().n_ctx),
@@ -71,16 +70,16 @@ std::optional<ApiError> inputs_of(const GenerationContext& ctx, const Json& inpu
 
 void handle_embeddings(GenerationContext& ctx, const httplib::Request& req, httplib::Response& res) {
   if (json_depth(req.body) > kMaxJsonDepth)
-    return reply_error(res, bad("", "the request body nests JSON more than " + std::to_string(kMaxJsonDepth) + " levels deep"));
+    return reply_error(res, bad_request("", "the request body nests JSON more than " + std::to_string(kMaxJsonDepth) + " levels deep"));
   const Json body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
-  if (body.is_discarded() || !body.is_object()) return reply_error(res, bad("", "the request body must be a JSON object"));
+  if (body.is_discarded() || !body.is_object()) return reply_error(res, bad_request("", "the request body must be a JSON object"));
   if (auto m = body.find("model"); m != body.end() && !m->is_null() && !m->is_string())
-    return reply_error(res, bad("model", "'model' must be a string"));
+    return reply_error(res, bad_request("model", "'model' must be a string"));
   const Json format = body.value("encoding_format", Json("float"));
-  if (format != "float" && format != "base64") return reply_error(res, bad("encoding_format", "'encoding_format' must be \"float\" or \"base64\""));
+  if (format != "float" && format != "base64") return reply_error(res, bad_request("encoding_format", "'encoding_format' must be \"float\" or \"base64\""));
   const int64_t n_embd = ctx.scheduler.embedding_size();
   if (auto d = body.find("dimensions"); d != body.end() && !d->is_null() && (!d->is_number_integer() || d->get<int64_t>() != n_embd))
-    return reply_error(res, bad("dimensions", "'dimensions' can only be the model's, " + std::to_string(n_embd)));
+    return reply_error(res, bad_request("dimensions", "'dimensions' can only be the model's, " + std::to_string(n_embd)));
   std::vector<std::vector<int32_t>> inputs;
   if (auto e = inputs_of(ctx, body.value("input", Json()), &inputs)) return reply_error(res, *e);
 

@@ -39,11 +39,7 @@ Json openai_calls(const Json& calls) {
   }
   return out;
 }
-Json ollama_call(const Json& call) {
-  Json args = Json::parse(call["function"].value("arguments", "{}"), nullptr, false);
-  if (!args.is_object()) args = Json::object();
-  return {{"function", {{"name", call["function"]["name"]}, {"arguments", args}}}};
-}
+Json ollama_call(const Json& call) { return {{"function", {{"name", call["function"]["name"]}, {"arguments", call_arguments(call)}}}}; }
 
 // An Ollama request → OpenAI's chat or completion fields, or the error.
 std::optional<std::string> translate(const Json& in, bool chat, bool* as_chat, Json* out) {

@@ -8,25 +8,23 @@
 namespace zinc::server {
 namespace {
 
-ApiError bad(const std::string& param, const std::string& message) { return {400, message, "invalid_request_error", param, ""}; }
-
 // The text of message content: a string or parts of the given types.
 std::optional<ApiError> content_text(const Json& content, const std::string& where, std::string* out) {
   if (content.is_string()) {
     *out = content.get<std::string>();
     return std::nullopt;
   }
-  if (!content.is_array()) return bad("input", where + ".content must be a string or an array of parts");
+  if (!content.is_array()) return bad_request("input", where + ".content must be a string or an array of parts");
   for (size_t k = 0; k < content.size(); ++k) {
     const Json& part = content[k];
     const std::string type = part.is_object() ? part.value("type", "") : "";
     if (type == "input_text" || type == "output_text" || type == "text" || type == "summary_text" || type == "reasoning_text") {
-      if (!part.contains("text") || !part["text"].is_string()) return bad("input", where + ".content[" + std::to_string(k) + "].text must be a string");
+      if (!part.contains("text") || !part["text"].is_string()) return bad_request("input", where + ".content[" + std::to_string(k) + "].text must be a string");
       *out += part["text"].get<std::string>();
     } else if (type == "refusal") {
       *out += part.value("refusal", "");
     } else {
-      return bad("input", where + ".content[" + std::to_string(k) + "]: '" + type + "' parts are not supported (zinc serves text models)");
+      return bad_request("input", where + ".content[" + std::to_string(k) + "]: '" + type + "' parts are not supported (zinc serves text models)");
     }
   }
   return std::nullopt;
@@ -40,12 +38,12 @@ Json& assistant_turn(Json& messages) {
 
 std::optional<ApiError> add_item(const Json& item, size_t index, Json& messages) {
   const std::string where = "input[" + std::to_string(index) + "]";
-  if (!item.is_object()) return bad("input", where + " must be an object");
+  if (!item.is_object()) return bad_request("input", where + " must be an object");
   const std::string type = item.value("type", item.contains("role") ? "message" : "");
   if (type == "message") {
     std::string role = item.value("role", "");
     if (role == "developer") role = "system";
-    if (role != "user" && role != "system" && role != "assistant") return bad("input", where + ".role must be user, system, developer or assistant");
+    if (role != "user" && role != "system" && role != "assistant") return bad_request("input", where + ".role must be user, system, developer or assistant");
     std::string text;
     if (auto e = content_text(item.value("content", Json()), where, &text)) return e;
     if (role == "assistant") {
@@ -56,12 +54,12 @@ std::optional<ApiError> add_item(const Json& item, size_t index, Json& messages)
     }
   } else if (type == "function_call") {
     for (const char* k : {"call_id", "name", "arguments"})
-      if (!item.contains(k) || !item[k].is_string()) return bad("input", where + "." + k + " must be a string");
+      if (!item.contains(k) || !item[k].is_string()) return bad_request("input", where + "." + k + " must be a string");
     Json& turn = assistant_turn(messages);
     if (!turn.contains("tool_calls")) turn["tool_calls"] = Json::array();
     turn["tool_calls"].push_back({{"id", item["call_id"]}, {"type", "function"}, {"function", {{"name", item["name"]}, {"arguments", item["arguments"]}}}});
   } else if (type == "function_call_output") {
-    if (!item.contains("call_id") || !item["call_id"].is_string()) return bad("input", where + ".call_id must be a string");
+    if (!item.contains("call_id") || !item["call_id"].is_string()) return bad_request("input", where + ".call_id must be a string");
     std::string output;
     if (auto e = content_text(item.value("output", Json("")), where, &output)) return e;
     messages.push_back({{"role", "tool"}, {"tool_call_id", item["call_id"]}, {"content", output}});
@@ -71,7 +69,7 @@ std::optional<ApiError> add_item(const Json& item, size_t index, Json& messages)
       if (auto e = content_text(item["content"], where, &text)) return e;
     if (!text.empty()) assistant_turn(messages)["reasoning_content"] = text;
   } else {
-    return bad("input", where + ": '" + type + "' items are not supported (zinc stores nothing: send messages, function_call and "
+    return bad_request("input", where + ": '" + type + "' items are not supported (zinc stores nothing: send messages, function_call and "
                                 "function_call_output items)");
   }
   return std::nullopt;
@@ -81,10 +79,10 @@ std::optional<ApiError> to_chat(const Json& in, Json* out) {
   Json& o = *out;
   o = Json::object();
   for (const char* k : {"previous_response_id", "conversation"})
-    if (in.contains(k) && !in[k].is_null()) return bad(k, std::string("'") + k + "' needs stored responses, which zinc does not keep: send the whole conversation in 'input'");
+    if (in.contains(k) && !in[k].is_null()) return bad_request(k, std::string("'") + k + "' needs stored responses, which zinc does not keep: send the whole conversation in 'input'");
   Json messages = Json::array();
   if (auto i = in.find("instructions"); i != in.end() && !i->is_null()) {
-    if (!i->is_string()) return bad("instructions", "'instructions' must be a string");
+    if (!i->is_string()) return bad_request("instructions", "'instructions' must be a string");
     messages.push_back({{"role", "system"}, {"content", *i}});
   }
   const Json input = in.value("input", Json());
@@ -94,18 +92,18 @@ std::optional<ApiError> to_chat(const Json& in, Json* out) {
     for (size_t i = 0; i < input.size(); ++i)
       if (auto e = add_item(input[i], i, messages)) return e;
   } else {
-    return bad("input", "'input' must be a string or a non-empty array of items");
+    return bad_request("input", "'input' must be a string or a non-empty array of items");
   }
   o["messages"] = std::move(messages);
   if (auto m = in.find("max_output_tokens"); m != in.end() && !m->is_null()) o["max_tokens"] = *m;
   for (const char* k : {"temperature", "top_p", "parallel_tool_calls", "stream", "seed"})
     if (auto v = in.find(k); v != in.end()) o[k] = *v;
   if (auto t = in.find("tools"); t != in.end() && !t->is_null()) {
-    if (!t->is_array()) return bad("tools", "'tools' must be an array");
+    if (!t->is_array()) return bad_request("tools", "'tools' must be an array");
     Json tools = Json::array();
     for (const Json& tool : *t) {
       if (!tool.is_object() || tool.value("type", "") != "function" || !tool.contains("name"))
-        return bad("tools", "only function tools ({\"type\": \"function\", \"name\": ...}) are supported");
+        return bad_request("tools", "only function tools ({\"type\": \"function\", \"name\": ...}) are supported");
       Json f = {{"name", tool["name"]}};
       for (const char* k : {"description", "parameters"})
         if (tool.contains(k) && !tool[k].is_null()) f[k] = tool[k];
@@ -117,7 +115,7 @@ std::optional<ApiError> to_chat(const Json& in, Json* out) {
     if (c->is_string()) o["tool_choice"] = *c;
     else if (c->is_object() && c->value("type", "") == "function" && c->contains("name"))
       o["tool_choice"] = {{"type", "function"}, {"function", {{"name", (*c)["name"]}}}};
-    else return bad("tool_choice", "'tool_choice' must be \"auto\", \"none\", \"required\" or {\"type\": \"function\", \"name\": ...}");
+    else return bad_request("tool_choice", "'tool_choice' must be \"auto\", \"none\", \"required\" or {\"type\": \"function\", \"name\": ...}");
   }
   if (auto t = in.find("text"); t != in.end() && t->is_object() && t->contains("format")) {
     const Json& f = (*t)["format"];
@@ -125,7 +123,7 @@ std::optional<ApiError> to_chat(const Json& in, Json* out) {
     if (type == "json_object") o["response_format"] = {{"type", "json_object"}};
     else if (type == "json_schema")
       o["response_format"] = {{"type", "json_schema"}, {"json_schema", {{"name", f.value("name", "output")}, {"schema", f.value("schema", Json())}}}};
-    else if (type != "text") return bad("text", "'text.format' type must be \"text\", \"json_object\" or \"json_schema\"");
+    else if (type != "text") return bad_request("text", "'text.format' type must be \"text\", \"json_object\" or \"json_schema\"");
   }
   if (auto r = in.find("reasoning"); r != in.end() && r->is_object() && r->contains("effort") && !(*r)["effort"].is_null())
     o["reasoning_effort"] = (*r)["effort"];
