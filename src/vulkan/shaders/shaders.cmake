@@ -101,9 +101,10 @@ zinc_shader(attention_prefill_coopmat_emu attention_prefill_coopmat.comp EMULATE
 zinc_shader(attention_combine attention_combine.comp)
 zinc_shader(add_bias add_bias.comp)
 zinc_shader(splitk_reduce splitk_reduce.comp)
-# Measurement only (bench/vulkan_persistent_bench.cc): dependent products in one dispatch.
+# Measurement only (bench/vulkan_persistent_bench.cc, vulkan_code_bench.cc).
 zinc_shader(persistent_probe persistent_probe.comp)
 zinc_shader(persistent_probe_int8 persistent_probe.comp INT8)
+zinc_shader(code_probe code_probe.comp)
 zinc_shader(gather_rows gather_rows.comp)
 
 # shaders_embedded.cc: one array per variant plus the name table (src/vulkan/shaders.h).
