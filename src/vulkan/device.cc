@@ -74,6 +74,14 @@ Result<std::unique_ptr<Device>> Device::create(const Instance& instance, int dev
     enable.pNext = &dot;
   }
   if (c.push_descriptors) exts.push_back("VK_KHR_push_descriptor");
+  VkPhysicalDevicePipelineRobustnessFeaturesEXT robustness{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_ROBUSTNESS_FEATURES_EXT};
+  if (c.unchecked_buffers) {
+    exts.push_back("VK_EXT_pipeline_robustness");
+    robustness.pipelineRobustness = VK_TRUE;
+    robustness.pNext = enable.pNext;
+    enable.pNext = &robustness;
+  }
   VkPhysicalDeviceShaderClockFeaturesKHR clock{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
   if (c.shader_clock) {
     exts.push_back("VK_KHR_shader_clock");

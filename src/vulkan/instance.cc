@@ -83,6 +83,10 @@ DeviceCaps probe(const Api& api, VkPhysicalDevice pd, int index) {
   VkPhysicalDeviceShaderClockFeaturesKHR clock{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
   const bool clock_known = c.has_extension("VK_KHR_shader_clock");
   if (clock_known) dot.pNext = &clock;
+  VkPhysicalDevicePipelineRobustnessFeaturesEXT robustness{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_ROBUSTNESS_FEATURES_EXT, dot.pNext};
+  const bool robustness_known = c.has_extension("VK_EXT_pipeline_robustness");
+  if (robustness_known) dot.pNext = &robustness;
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
                                        dot_known ? static_cast<void*>(&dot) : clock_known ? &clock : nullptr};
   VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, &f12};
@@ -95,6 +99,8 @@ DeviceCaps probe(const Api& api, VkPhysicalDevice pd, int index) {
   c.coopmat_khr = c.has_extension("VK_KHR_cooperative_matrix");
   c.push_descriptors = c.has_extension("VK_KHR_push_descriptor");
   c.shader_clock = clock_known && clock.shaderSubgroupClock && clock.shaderDeviceClock;
+  const char* robust = std::getenv("ZINC_ROBUST_BUFFERS");
+  c.unchecked_buffers = robustness_known && robustness.pipelineRobustness && !(robust && *robust && *robust != '0');
   const char* stats = std::getenv("ZINC_PIPELINE_STATS");
   c.pipeline_stats = stats && *stats && std::string_view(stats) != "0" &&
                      c.has_extension("VK_KHR_pipeline_executable_properties");

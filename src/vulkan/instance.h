@@ -32,6 +32,10 @@ struct DeviceCaps {
   // VK_KHR_pipeline_executable_properties, used only with ZINC_PIPELINE_STATS set: every
   // pipeline's compiler statistics (registers, spills...) go to stderr as it is made.
   bool pipeline_stats = false;
+  // VK_EXT_pipeline_robustness: pipelines ask for no bounds checks on storage and uniform
+  // buffers (which NVIDIA's driver otherwise adds to every access). ZINC_ROBUST_BUFFERS=1 keeps
+  // the driver's default.
+  bool unchecked_buffers = false;
   uint64_t max_storage_buffer_range = 0;
   uint64_t max_allocation_bytes = 0;
   uint64_t min_storage_offset_alignment = 0;  // binding offsets must be multiples of this

@@ -1,6 +1,7 @@
 #include "vulkan/pipeline.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "vulkan/shaders.h"
@@ -60,13 +61,51 @@ Result<std::unique_ptr<Pipeline>> Pipeline::create(const Device& device, const P
   cci.stage.pName = "main";
   cci.stage.pSpecializationInfo = entries.empty() ? nullptr : &spec;
   cci.layout = p->layout_;
+  VkPipelineRobustnessCreateInfoEXT robustness{VK_STRUCTURE_TYPE_PIPELINE_ROBUSTNESS_CREATE_INFO_EXT};
+  if (device.caps().unchecked_buffers) {
+    robustness.storageBuffers = VK_PIPELINE_ROBUSTNESS_BUFFER_BEHAVIOR_DISABLED_EXT;
+    robustness.uniformBuffers = VK_PIPELINE_ROBUSTNESS_BUFFER_BEHAVIOR_DISABLED_EXT;
+    robustness.vertexInputs = VK_PIPELINE_ROBUSTNESS_BUFFER_BEHAVIOR_DEVICE_DEFAULT_EXT;
+    robustness.images = VK_PIPELINE_ROBUSTNESS_IMAGE_BEHAVIOR_DEVICE_DEFAULT_EXT;
+    cci.pNext = &robustness;
+  }
   const bool stats = device.caps().pipeline_stats && api.vkGetPipelineExecutableStatisticsKHR;
   if (stats) cci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
-  VkResult r = api.vkCreateComputePipelines(dev, stats ? VK_NULL_HANDLE : cache, 1, &cci, nullptr, &p->pipeline_);
+  // With stats and ZINC_PIPELINE_DUMP=DIR, the pipeline goes through a cache of its own whose
+  // data (the driver's compiled code) is written to DIR/<shader>_<spec constants>.bin.
+  const char* dump_dir = stats ? std::getenv("ZINC_PIPELINE_DUMP") : nullptr;
+  VkPipelineCache own = VK_NULL_HANDLE;
+  if (dump_dir && *dump_dir) {
+    VkPipelineCacheCreateInfo pci{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+    if (api.vkCreatePipelineCache(dev, &pci, nullptr, &own) != VK_SUCCESS) own = VK_NULL_HANDLE;
+  }
+  VkResult r = api.vkCreateComputePipelines(dev, stats ? own : cache, 1, &cci, nullptr, &p->pipeline_);
   api.vkDestroyShaderModule(dev, module, nullptr);
+  if (own) {
+    if (r == VK_SUCCESS) dump_cache(device, own, std::string(dump_dir) + "/" + desc.shader + "_" + spec_suffix(desc) + ".bin");
+    api.vkDestroyPipelineCache(dev, own, nullptr);
+  }
   if (r != VK_SUCCESS) return error("cannot create the pipeline for shader '%s': %s", desc.shader.c_str(), result_name(r));
   if (stats) print_statistics(device, *p);
   return p;
+}
+
+std::string Pipeline::spec_suffix(const PipelineDesc& desc) {
+  std::string spec;
+  for (uint32_t v : desc.spec_constants) spec += (spec.empty() ? "" : "-") + std::to_string(v);
+  return spec;
+}
+
+void Pipeline::dump_cache(const Device& device, VkPipelineCache cache, const std::string& path) {
+  const Api& api = device.api();
+  size_t n = 0;
+  if (api.vkGetPipelineCacheData(device.handle(), cache, &n, nullptr) != VK_SUCCESS) return;
+  std::vector<char> data(n);
+  if (api.vkGetPipelineCacheData(device.handle(), cache, &n, data.data()) != VK_SUCCESS) return;
+  if (FILE* f = std::fopen(path.c_str(), "wb")) {
+    std::fwrite(data.data(), 1, n, f);
+    std::fclose(f);
+  }
 }
 
 void Pipeline::print_statistics(const Device& device, const Pipeline& p) {

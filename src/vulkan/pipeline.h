@@ -39,6 +39,9 @@ class Pipeline {
   explicit Pipeline(const Device& d) : device_(d) {}
   // Compiler statistics of the pipeline's executables to stderr (DeviceCaps::pipeline_stats).
   static void print_statistics(const Device& device, const Pipeline& p);
+  // Measurement only (ZINC_PIPELINE_STATS with ZINC_PIPELINE_DUMP=DIR): a cache's data to a file.
+  static void dump_cache(const Device& device, VkPipelineCache cache, const std::string& path);
+  static std::string spec_suffix(const PipelineDesc& desc);
   const Device& device_;
   PipelineDesc desc_;
   VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
