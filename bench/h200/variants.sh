@@ -1,8 +1,7 @@
 #!/bin/bash
 # Builds zinc variants for a decode A/B on the lent GPU machine and prepares them (prepare.sh),
 # run in the repository root of this machine on a clean tree that `make build` has built once:
-#   bash bench/h200/variants.sh M= S=matvec_flags_spec U=matvec_dont_unroll \
-#       SU=matvec_flags_spec+matvec_dont_unroll
+#   bash bench/h200/variants.sh M= S=matvec_flags_spec SP=matvec_flags_spec+attention_probes
 # NAME=PATCH[+PATCH...] applies bench/h200/PATCH.patch (each in turn), builds the zinc target,
 # keeps the binary as /tmp/bins/zinc_NAME and restores the tree; NAME= is the tree as it is.
 set -euo pipefail

@@ -63,6 +63,7 @@ DeviceCaps probe(const Api& api, VkPhysicalDevice pd, int index) {
   c.driver = std::string(driver.driverName) + " " + driver.driverInfo;
   c.subgroup_size = subgroup.subgroupSize;
   c.subgroup_arithmetic = (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) != 0;
+  c.subgroup_shuffle = (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) != 0;
   c.min_subgroup_size = size_control.minSubgroupSize ? size_control.minSubgroupSize : c.subgroup_size;
   c.max_subgroup_size = size_control.maxSubgroupSize ? size_control.maxSubgroupSize : c.subgroup_size;
   c.max_storage_buffer_range = p.limits.maxStorageBufferRange;

@@ -21,6 +21,7 @@ struct DeviceCaps {
   uint32_t subgroup_size = 0;
   uint32_t min_subgroup_size = 0, max_subgroup_size = 0;  // from subgroup size control, else = subgroup_size
   bool subgroup_arithmetic = false;
+  bool subgroup_shuffle = false;  // the staged decode matvec's cooperative staging
   bool fp16 = false;         // shaderFloat16 + 16-bit storage
   bool int8 = false;         // shaderInt8 + 8-bit storage
   bool int8_dot = false;     // VK_KHR_shader_integer_dot_product

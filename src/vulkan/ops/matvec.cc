@@ -82,15 +82,16 @@ Result<std::unique_ptr<Matvec>> Matvec::create(const Device& device, TensorType 
   if (steps > 4) return error("matvec steps %u: at most 4", steps);
   const bool clocked = options.phase_clock != nullptr, px = options.prequantized_x;
   const bool variant_type = type == TensorType::Q4_K || type == TensorType::Q6_K;
-  if ((clocked || px) && !(m->int8_ && sg && options.staged && variant_type))
+  const bool staged = m->int8_ && sg && options.staged && caps.subgroup_shuffle;
+  if ((clocked || px) && !(staged && variant_type))
     return error("matvec %s: needs the staged int8 kernel, for Q4_K or Q6_K",
                  clocked ? "phase clock" : "prequantized x");
   if (clocked && !caps.shader_clock) return error("matvec phase clock: the device has no VK_KHR_shader_clock");
   if (px && options.k_slices > 1) return error("matvec prequantized x: no k_slices");
-  if (options.topk && !(m->int8_ && sg && options.staged && type == TensorType::Q8_0 && !clocked && !px))
+  if (options.topk && !(staged && type == TensorType::Q8_0 && !clocked && !px))
     return error("matvec top-k: needs the staged int8 kernel, for Q8_0");
   if (options.norm_out && (options.topk || clocked || px)) return error("matvec next-norm variant: on its own");
-  if (m->int8_ && sg && options.staged) {
+  if (staged) {
     m->subgroup_size_ = std::max<uint32_t>(caps.subgroup_size, 1);
     // 256 threads for up to 4096 columns, 512 above (fewer workgroups staging the long x).
     const uint32_t max_threads = caps.max_workgroup_invocations;

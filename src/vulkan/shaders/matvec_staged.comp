@@ -24,6 +24,7 @@
 #extension GL_EXT_control_flow_attributes : enable
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
 #ifdef PHASE_CLOCK
 #extension GL_ARB_shader_clock : require
 #extension GL_EXT_shader_realtime_clock : require
@@ -105,6 +106,43 @@ void stage_group(uint t, uint g, bool norm, bool gated, inout float ss) {
   s_xs[g] = ivec2(qx.s0, qx.s1);
 }
 
+// Quantizes x of token t into shared memory as stage_group does (not gated), eight invocations
+// of a subgroup to a 32-group, each loading and quantizing four values: on the H100 the
+// per-invocation loop over whole groups (fully unrolled, about 4.5 KB of code run once a
+// dispatch) cost more as instructions fetched than as work. Needs subgroups of 8 or more.
+void stage_cooperative(uint t, bool norm, inout float ss) {
+  const uint v0 = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID, j = v0 & 7u;
+  const uint groups = p.cols / 32;
+  for (uint v = v0; v < groups * 8; v += kGroupSize) {
+    const uint g = v >> 3;
+    vec4 xv = x4[(t * p.x_stride + 32 * g) / 4 + j];
+    if (norm) {
+      ss += dot(xv, xv);
+      xv *= norm_w4[8 * g + j];
+    }
+    const vec4 a = abs(xv);
+    float amax = max(max(a.x, a.y), max(a.z, a.w));
+    amax = max(amax, subgroupShuffleXor(amax, 1u));
+    amax = max(amax, subgroupShuffleXor(amax, 2u));
+    amax = max(amax, subgroupShuffleXor(amax, 4u));
+    const uint q = packSnorm4x8(xv * (amax > 0.0 ? 1.0 / amax : 0.0));
+    float fs = (xv.x + xv.y) + (xv.z + xv.w);
+    int cs = sdot4(0x01010101u, q);
+    fs += subgroupShuffleXor(fs, 1u);
+    cs += subgroupShuffleXor(cs, 1u);
+    fs += subgroupShuffleXor(fs, 2u);
+    cs += subgroupShuffleXor(cs, 2u);
+    s_xq[2 * g + (j >> 2)][j & 3u] = q;
+    if (j == 0u) {  // the first half's sums; the scale
+      s_xf[g].xyw = vec3(amax / 127.0, fs, 0.0);
+      s_xs[g].x = cs;
+    } else if (j == 4u) {  // the second half's
+      s_xf[g].z = fs;
+      s_xs[g].y = cs;
+    }
+  }
+}
+
 // One group of one row against one group of x: codes xa, xb, (scale, float sums), code sums.
 float x_dot(Group gr, uvec4 xa, uvec4 xb, vec4 xf, ivec2 xs) {
   int s0 = 0, s1 = 0;
@@ -166,7 +204,11 @@ void main() {
       ss += r.f.w;
     }
 #else
-    for (uint g = tid; g < groups; g += kGroupSize) stage_group(t, g, norm, gated, ss);
+    if (gated || gl_SubgroupSize < 8u) {
+      for (uint g = tid; g < groups; g += kGroupSize) stage_group(t, g, norm, gated, ss);
+    } else {
+      stage_cooperative(t, norm, ss);
+    }
 #endif
     if (norm) {
       const float s = subgroupAdd(ss);
