@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "chat/conversation.h"
 #include "cli/command.h"
@@ -106,6 +107,7 @@ int serve(const ServeOptions& o) {
   sv.model_name = !o.alias.empty() ? o.alias : std::filesystem::path(o.model).stem().string();
   sv.pooling = pooling;
   sv.card = model_card(**model, o.model);
+  sv.card.on_gpu = std::string_view((*runner)->backend_name()) != "cpu";
   server::Server server(**tok, *format, scheduler, sv);
   if (Status s = server.start(); !s.ok()) return fail(s.message());
   std::fprintf(stderr, "zinc: serving %s on http://%s:%d/ (%d parallel, %lld-token context, %s)\n", sv.model_name.c_str(),

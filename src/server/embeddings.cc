@@ -68,6 +68,19 @@ std::optional<ApiError> inputs_of(const GenerationContext& ctx, const Json& inpu
 
 }  // namespace
 
+Result<std::vector<float>> embed_tokens(GenerationContext& ctx, const std::vector<int32_t>& tokens) {
+  auto promise = std::make_shared<std::promise<Result<std::vector<float>>>>();
+  auto done = promise->get_future();
+  const engine::Runner::Pooling pooling = ctx.options.pooling;
+  ctx.scheduler.run_task(
+      [promise, &tokens, pooling](engine::Runner* runner) {
+        if (!runner) return promise->set_value(error("the server is shutting down"));
+        promise->set_value(runner->embed(tokens, pooling));
+      },
+      (int64_t(tokens.size()) + kv::kPageTokens - 1) / kv::kPageTokens);
+  return done.get();
+}
+
 void handle_embeddings(GenerationContext& ctx, const httplib::Request& req, httplib::Response& res) {
   if (json_depth(req.body) > kMaxJsonDepth)
     return reply_error(res, bad_request("", "the request body nests JSON more than " + std::to_string(kMaxJsonDepth) + " levels deep"));
@@ -85,20 +98,10 @@ void handle_embeddings(GenerationContext& ctx, const httplib::Request& req, http
 
   Json data = Json::array();
   int64_t n_tokens = 0;
-  const engine::Runner::Pooling pooling = ctx.options.pooling;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    auto promise = std::make_shared<std::promise<Result<std::vector<float>>>>();
-    auto done = promise->get_future();
-    const std::vector<int32_t>& tokens = inputs[i];
-    ctx.scheduler.run_task(
-        [promise, &tokens, pooling](engine::Runner* runner) {
-          if (!runner) return promise->set_value(error("the server is shutting down"));
-          promise->set_value(runner->embed(tokens, pooling));
-        },
-        (int64_t(tokens.size()) + kv::kPageTokens - 1) / kv::kPageTokens);
-    Result<std::vector<float>> e = done.get();
+    Result<std::vector<float>> e = embed_tokens(ctx, inputs[i]);
     if (!e.ok()) return reply_error(res, {503, "embedding: " + e.status().message(), "server_error", "", ""});
-    n_tokens += int64_t(tokens.size());
+    n_tokens += int64_t(inputs[i].size());
     Json item = {{"object", "embedding"}, {"index", i}};
     item["embedding"] = format == "base64" ? Json(base64(*e)) : Json(*e);
     data.push_back(std::move(item));

@@ -11,4 +11,7 @@ namespace zinc::server {
 
 void handle_embeddings(GenerationContext& ctx, const httplib::Request& req, httplib::Response& res);
 
+// One input's embedding, computed on the scheduler's worker between decode steps (blocks).
+Result<std::vector<float>> embed_tokens(GenerationContext& ctx, const std::vector<int32_t>& tokens);
+
 }  // namespace zinc::server

@@ -3,9 +3,12 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <optional>
+
+#include "server/embeddings.h"
 
 namespace zinc::server {
 namespace {
@@ -206,6 +209,104 @@ void handle_ollama_tags(GenerationContext& ctx, httplib::Response& res) {
   const Json m = {{"name", ctx.options.model_name}, {"model", ctx.options.model_name}, {"modified_at", rfc3339_now()},
                   {"size", card.file_bytes}, {"digest", ""}, {"details", details(card)}};
   res.set_content(dump(Json{{"models", Json::array({m})}}), "application/json");
+}
+
+void handle_ollama_ps(GenerationContext& ctx, httplib::Response& res) {
+  const ModelCard& card = ctx.options.card;
+  // Loaded for as long as the server runs: Ollama's answer for keep_alive -1 is a far date too.
+  const Json m = {{"name", ctx.options.model_name}, {"model", ctx.options.model_name}, {"size", card.file_bytes},
+                  {"digest", ""}, {"details", details(card)}, {"expires_at", "9999-12-31T23:59:59Z"},
+                  {"size_vram", card.on_gpu ? card.file_bytes : 0}, {"context_length", ctx.scheduler.options().n_ctx}};
+  res.set_content(dump(Json{{"models", Json::array({m})}}), "application/json");
+}
+
+namespace {
+
+constexpr size_t kMaxEmbedInputs = 2048;
+
+// The embedding of `text` cut to the context (truncate) or the error; with dims > 0 only its
+// first dims values, scaled back to length 1 (as Ollama does).
+std::optional<std::string> embed_text(GenerationContext& ctx, const std::string& text, bool truncate, int64_t dims,
+                                      std::vector<float>* out, int64_t* n_tokens) {
+  std::vector<int32_t> tokens = ctx.tok.encode(text, /*add_special=*/true, /*parse_special=*/true);
+  if (tokens.empty()) return "an input has no tokens";
+  const int64_t n_ctx = ctx.scheduler.options().n_ctx;
+  if (int64_t(tokens.size()) > n_ctx) {
+    if (!truncate)
+      return "an input has " + std::to_string(tokens.size()) + " tokens, more than the context's " + std::to_string(n_ctx) +
+             " (set \"truncate\" to cut it)";
+    tokens.resize(size_t(n_ctx));
+  }
+  Result<std::vector<float>> e = embed_tokens(ctx, tokens);
+  if (!e.ok()) return "embedding: " + e.status().message();
+  *out = std::move(*e);
+  if (dims > 0 && dims < int64_t(out->size())) {
+    out->resize(size_t(dims));
+    double n2 = 0;
+    for (float v : *out) n2 += double(v) * v;
+    if (n2 > 0)
+      for (float& v : *out) v = float(v / std::sqrt(n2));
+  }
+  *n_tokens += int64_t(tokens.size());
+  return std::nullopt;
+}
+
+}  // namespace
+
+void handle_ollama_embed(GenerationContext& ctx, const httplib::Request& req, httplib::Response& res) {
+  const auto start = Clock::now();
+  Json body;
+  if (auto e = parse_body(req.body, &body)) return reply_ollama_error(res, e->status, e->message);
+  std::vector<std::string> texts;
+  const Json input = body.value("input", Json());
+  const std::string shapes = "'input' must be a string or an array of up to " + std::to_string(kMaxEmbedInputs) + " strings";
+  if (input.is_string()) {
+    texts.push_back(input.get<std::string>());
+  } else if (input.is_array() && input.size() <= kMaxEmbedInputs) {
+    for (const Json& item : input) {
+      if (!item.is_string()) return reply_ollama_error(res, 400, shapes);
+      texts.push_back(item.get<std::string>());
+    }
+  } else if (!input.is_null()) {
+    return reply_ollama_error(res, 400, shapes);
+  }
+  const Json truncate = body.value("truncate", Json(true));
+  if (!truncate.is_boolean()) return reply_ollama_error(res, 400, "'truncate' must be true or false");
+  const int64_t n_embd = ctx.scheduler.embedding_size();
+  int64_t dims = 0;
+  if (auto d = body.find("dimensions"); d != body.end() && !d->is_null()) {
+    if (!d->is_number_integer() || d->get<int64_t>() < 1 || d->get<int64_t>() > n_embd)
+      return reply_ollama_error(res, 400, "'dimensions' must be an integer from 1 to the model's " + std::to_string(n_embd));
+    dims = d->get<int64_t>();
+  }
+  if (auto o = body.find("options"); o != body.end() && !o->is_null() && !o->is_object())
+    return reply_ollama_error(res, 400, "'options' must be an object");
+  Json embeddings = Json::array();
+  int64_t n_tokens = 0;
+  for (const std::string& text : texts) {
+    std::vector<float> v;
+    if (auto e = embed_text(ctx, text, truncate.get<bool>(), dims, &v, &n_tokens))
+      return reply_ollama_error(res, e->rfind("embedding:", 0) == 0 ? 503 : 400, *e);
+    embeddings.push_back(std::move(v));
+  }
+  const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+  const std::string model = body.value("model", ctx.options.model_name);
+  res.set_content(dump(Json{{"model", model.empty() ? ctx.options.model_name : model}, {"embeddings", embeddings},
+                            {"total_duration", ns}, {"load_duration", 0}, {"prompt_eval_count", n_tokens}}),
+                  "application/json");
+}
+
+void handle_ollama_embeddings(GenerationContext& ctx, const httplib::Request& req, httplib::Response& res) {
+  Json body;
+  if (auto e = parse_body(req.body, &body)) return reply_ollama_error(res, e->status, e->message);
+  const Json prompt = body.value("prompt", Json());
+  if (!prompt.is_string()) return reply_ollama_error(res, 400, "'prompt' must be a string");
+  if (prompt.get<std::string>().empty()) return res.set_content(dump(Json{{"embedding", Json::array()}}), "application/json");
+  std::vector<float> v;
+  int64_t n_tokens = 0;
+  if (auto e = embed_text(ctx, prompt.get<std::string>(), /*truncate=*/true, 0, &v, &n_tokens))
+    return reply_ollama_error(res, e->rfind("embedding:", 0) == 0 ? 503 : 400, *e);
+  res.set_content(dump(Json{{"embedding", v}}), "application/json");
 }
 
 void handle_ollama_show(GenerationContext& ctx, const httplib::Request& req, httplib::Response& res) {

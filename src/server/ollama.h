@@ -1,6 +1,8 @@
 // Ollama's API over the chat and completion machinery, for the tools that speak it: POST /api/chat
 // and /api/generate (streamed as NDJSON by default, as Ollama does; `"stream": false` for one
-// object), GET /api/tags and /api/version, POST /api/show. Requests map to OpenAI's fields
+// object), GET /api/tags, /api/ps and /api/version, POST /api/show, POST /api/embed ("input"
+// a string or strings, "truncate", "dimensions"; vectors of length 1, as Ollama's) and the
+// older POST /api/embeddings ("prompt"). Requests map to OpenAI's fields
 // (options.num_predict → max_tokens, format "json" or a schema → response_format, think →
 // the template's enable_thinking or reasoning effort, tools as OpenAI's) and answers come back
 // through an AnswerShape with Ollama's message, done_reason, counts and durations (ns). Errors
@@ -13,6 +15,9 @@ namespace zinc::server {
 
 void handle_ollama_generation(GenerationContext& ctx, const httplib::Request& req, httplib::Response& res, bool chat);
 void handle_ollama_tags(GenerationContext& ctx, httplib::Response& res);
+void handle_ollama_ps(GenerationContext& ctx, httplib::Response& res);
+void handle_ollama_embed(GenerationContext& ctx, const httplib::Request& req, httplib::Response& res);
+void handle_ollama_embeddings(GenerationContext& ctx, const httplib::Request& req, httplib::Response& res);
 void handle_ollama_show(GenerationContext& ctx, const httplib::Request& req, httplib::Response& res);
 
 }  // namespace zinc::server

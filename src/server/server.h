@@ -30,6 +30,7 @@ struct ModelCard {
   std::string quantization;  // "Q4_K_M" (general.file_type), or ""
   int64_t file_bytes = 0;
   int64_t context_length = 0;  // the model's trained context
+  bool on_gpu = false;         // the weights are in device memory (/api/ps size_vram)
 };
 
 struct ServerOptions {

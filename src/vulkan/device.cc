@@ -49,29 +49,31 @@ Result<std::unique_ptr<Device>> Device::create(const Instance& instance, int dev
   enable.features.shaderInt64 = have.features.shaderInt64;
 
   std::vector<const char*> exts;
+  // Puts a feature struct at the head of the chain `enable` passes to vkCreateDevice.
+  auto chain = [&enable](auto& feature) {
+    feature.pNext = enable.pNext;
+    enable.pNext = &feature;
+  };
   VkPhysicalDeviceSubgroupSizeControlFeatures size_control{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
   if (c.has_extension("VK_EXT_subgroup_size_control") || c.api_version >= VK_API_VERSION_1_3) {
     if (c.api_version < VK_API_VERSION_1_3) exts.push_back("VK_EXT_subgroup_size_control");
     size_control.subgroupSizeControl = VK_TRUE;
     size_control.computeFullSubgroups = VK_TRUE;
-    size_control.pNext = enable.pNext;
-    enable.pNext = &size_control;
+    chain(size_control);
   }
   VkPhysicalDeviceCooperativeMatrixFeaturesNV coop_nv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
   if (c.coopmat_nv) {
     exts.push_back("VK_NV_cooperative_matrix");
     coop_nv.cooperativeMatrix = VK_TRUE;
-    coop_nv.pNext = enable.pNext;
-    enable.pNext = &coop_nv;
+    chain(coop_nv);
   }
   VkPhysicalDeviceShaderIntegerDotProductFeatures dot{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};
   if (c.int8_dot) {
     if (c.api_version < VK_API_VERSION_1_3) exts.push_back("VK_KHR_shader_integer_dot_product");
     dot.shaderIntegerDotProduct = VK_TRUE;
-    dot.pNext = enable.pNext;
-    enable.pNext = &dot;
+    chain(dot);
   }
   if (c.push_descriptors) exts.push_back("VK_KHR_push_descriptor");
   VkPhysicalDevicePipelineRobustnessFeaturesEXT robustness{
@@ -79,24 +81,21 @@ Result<std::unique_ptr<Device>> Device::create(const Instance& instance, int dev
   if (c.unchecked_buffers) {
     exts.push_back("VK_EXT_pipeline_robustness");
     robustness.pipelineRobustness = VK_TRUE;
-    robustness.pNext = enable.pNext;
-    enable.pNext = &robustness;
+    chain(robustness);
   }
   VkPhysicalDeviceShaderClockFeaturesKHR clock{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
   if (c.shader_clock) {
     exts.push_back("VK_KHR_shader_clock");
     clock.shaderSubgroupClock = VK_TRUE;
     clock.shaderDeviceClock = VK_TRUE;
-    clock.pNext = enable.pNext;
-    enable.pNext = &clock;
+    chain(clock);
   }
   VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR exec_props{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
   if (c.pipeline_stats) {
     exts.push_back("VK_KHR_pipeline_executable_properties");
     exec_props.pipelineExecutableInfo = VK_TRUE;
-    exec_props.pNext = enable.pNext;
-    enable.pNext = &exec_props;
+    chain(exec_props);
   }
 
   const float priority = 1.0f;

@@ -1,8 +1,10 @@
 // Ollama's API on stories260K: /api/chat and /api/generate whole and as NDJSON (the same text,
 // the last line done with counts and durations), num_predict, format "json", forced tool calls
-// as objects, raw prompts, /api/tags, /api/show, /api/version, and {"error"} for bad requests.
+// as objects, raw prompts, /api/tags, /api/show, /api/version, /api/ps, /api/embed and
+// /api/embeddings, and {"error"} for bad requests.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -127,6 +129,84 @@ TEST(Ollama, ToolCallsModelsAndErrors) {
   Reply e = post(*s, "/api/generate", Json{{"prompt", 5}});
   EXPECT_EQ(e.status, 400);
   EXPECT_TRUE(e.body["error"].is_string()) << e.text;
+}
+
+double norm2(const std::vector<float>& v) {
+  double n2 = 0;
+  for (float x : v) n2 += double(x) * x;
+  return n2;
+}
+
+// /api/embed: a vector of length 1 per input, the same as /v1/embeddings gives; "dimensions"
+// keeps the first values, renormalised; over-long inputs are cut unless "truncate" is false;
+// /api/embeddings (the older one) answers one "embedding"; /api/ps lists the loaded model.
+TEST(Ollama, EmbeddingsAndRunningModels) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto s = TestServer::start();
+  Reply one = post(*s, "/api/embed", Json{{"model", "stories"}, {"input", "Once upon a time"}});
+  ASSERT_EQ(one.status, 200) << one.text;
+  EXPECT_EQ(one.body["model"], "stories");
+  ASSERT_EQ(one.body["embeddings"].size(), 1u);
+  const std::vector<float> v = one.body["embeddings"][0].get<std::vector<float>>();
+  ASSERT_EQ(v.size(), 64u);  // stories260K's n_embd
+  EXPECT_NEAR(norm2(v), 1.0, 1e-4);
+  EXPECT_GT(one.body["prompt_eval_count"].get<int>(), 1);
+  EXPECT_GT(one.body["total_duration"].get<int64_t>(), 0);
+  const std::vector<float> openai =
+      post(*s, "/v1/embeddings", Json{{"input", "Once upon a time"}}).body["data"][0]["embedding"].get<std::vector<float>>();
+  for (size_t i = 0; i < v.size(); ++i) EXPECT_NEAR(v[i], openai[i], 1e-6) << i;
+
+  Reply two = post(*s, "/api/embed", Json{{"input", {"The cat sat", "Once upon a time"}}});
+  ASSERT_EQ(two.status, 200) << two.text;
+  ASSERT_EQ(two.body["embeddings"].size(), 2u);
+  EXPECT_NE(two.body["embeddings"][0], two.body["embeddings"][1]);
+  const std::vector<float> again = two.body["embeddings"][1].get<std::vector<float>>();
+  for (size_t i = 0; i < v.size(); ++i) EXPECT_NEAR(again[i], v[i], 1e-6) << i;
+  Reply none = post(*s, "/api/embed", Json{{"model", "stories"}});
+  ASSERT_EQ(none.status, 200) << none.text;
+  EXPECT_TRUE(none.body["embeddings"].empty());
+
+  Reply cut = post(*s, "/api/embed", Json{{"input", "Once upon a time"}, {"dimensions", 16}});
+  ASSERT_EQ(cut.status, 200) << cut.text;
+  const std::vector<float> c = cut.body["embeddings"][0].get<std::vector<float>>();
+  ASSERT_EQ(c.size(), 16u);
+  EXPECT_NEAR(norm2(c), 1.0, 1e-4);
+  const double scale = std::sqrt(norm2(std::vector<float>(v.begin(), v.begin() + 16)));
+  for (size_t i = 0; i < c.size(); ++i) EXPECT_NEAR(c[i], v[i] / scale, 1e-5) << i;
+
+  // Longer than the test server's context: cut by default, refused with "truncate": false.
+  std::string longer;
+  for (int i = 0; i < 400; ++i) longer += "Once upon a time there was a cat. ";
+  Reply truncated = post(*s, "/api/embed", Json{{"input", longer}});
+  ASSERT_EQ(truncated.status, 200) << truncated.text;
+  EXPECT_EQ(truncated.body["prompt_eval_count"].get<int64_t>(), s->scheduler->options().n_ctx);
+  Reply refused = post(*s, "/api/embed", Json{{"input", longer}, {"truncate", false}});
+  EXPECT_EQ(refused.status, 400);
+  EXPECT_TRUE(refused.body["error"].is_string()) << refused.text;
+
+  for (const Json& bad : {Json{{"input", 5}}, Json{{"input", {"a", 3}}}, Json{{"input", "a"}, {"truncate", "yes"}},
+                          Json{{"input", "a"}, {"dimensions", 0}}, Json{{"input", "a"}, {"dimensions", 65}},
+                          Json{{"input", "a"}, {"options", 3}}}) {
+    Reply e = post(*s, "/api/embed", bad);
+    EXPECT_EQ(e.status, 400) << bad;
+    EXPECT_TRUE(e.body["error"].is_string()) << e.text;
+  }
+
+  Reply old = post(*s, "/api/embeddings", Json{{"model", "stories"}, {"prompt", "Once upon a time"}});
+  ASSERT_EQ(old.status, 200) << old.text;
+  const std::vector<float> o = old.body["embedding"].get<std::vector<float>>();
+  ASSERT_EQ(o.size(), v.size());
+  for (size_t i = 0; i < v.size(); ++i) EXPECT_NEAR(o[i], v[i], 1e-6) << i;
+  EXPECT_TRUE(post(*s, "/api/embeddings", Json{{"prompt", ""}}).body["embedding"].empty());
+  EXPECT_EQ(post(*s, "/api/embeddings", Json{{"prompt", 1}}).status, 400);
+
+  Reply ps = get(*s, "/api/ps");
+  ASSERT_EQ(ps.status, 200) << ps.text;
+  ASSERT_EQ(ps.body["models"].size(), 1u);
+  EXPECT_EQ(ps.body["models"][0]["name"], "stories");
+  EXPECT_EQ(ps.body["models"][0]["details"]["format"], "gguf");
+  EXPECT_TRUE(ps.body["models"][0]["expires_at"].is_string());
+  EXPECT_EQ(ps.body["models"][0]["size_vram"], 0);  // the test server runs on the CPU
 }
 
 }  // namespace
