@@ -49,53 +49,49 @@ Result<std::unique_ptr<Device>> Device::create(const Instance& instance, int dev
   enable.features.shaderInt64 = have.features.shaderInt64;
 
   std::vector<const char*> exts;
-  // Puts a feature struct at the head of the chain `enable` passes to vkCreateDevice.
-  auto chain = [&enable](auto& feature) {
+  // Puts a feature struct at the head of the chain `enable` passes to vkCreateDevice, with the
+  // extension that brings it (none where it is core).
+  auto chain = [&enable, &exts](auto& feature, const char* extension = nullptr) {
+    if (extension) exts.push_back(extension);
     feature.pNext = enable.pNext;
     enable.pNext = &feature;
   };
   VkPhysicalDeviceSubgroupSizeControlFeatures size_control{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
   if (c.has_extension("VK_EXT_subgroup_size_control") || c.api_version >= VK_API_VERSION_1_3) {
-    if (c.api_version < VK_API_VERSION_1_3) exts.push_back("VK_EXT_subgroup_size_control");
     size_control.subgroupSizeControl = VK_TRUE;
     size_control.computeFullSubgroups = VK_TRUE;
-    chain(size_control);
+    chain(size_control, c.api_version < VK_API_VERSION_1_3 ? "VK_EXT_subgroup_size_control" : nullptr);
   }
   VkPhysicalDeviceCooperativeMatrixFeaturesNV coop_nv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
   if (c.coopmat_nv) {
-    exts.push_back("VK_NV_cooperative_matrix");
     coop_nv.cooperativeMatrix = VK_TRUE;
-    chain(coop_nv);
+    chain(coop_nv, "VK_NV_cooperative_matrix");
   }
   VkPhysicalDeviceShaderIntegerDotProductFeatures dot{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};
   if (c.int8_dot) {
-    if (c.api_version < VK_API_VERSION_1_3) exts.push_back("VK_KHR_shader_integer_dot_product");
     dot.shaderIntegerDotProduct = VK_TRUE;
-    chain(dot);
+    chain(dot, c.api_version < VK_API_VERSION_1_3 ? "VK_KHR_shader_integer_dot_product" : nullptr);
   }
   if (c.push_descriptors) exts.push_back("VK_KHR_push_descriptor");
   VkPhysicalDevicePipelineRobustnessFeaturesEXT robustness{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_ROBUSTNESS_FEATURES_EXT};
   if (c.unchecked_buffers) {
-    exts.push_back("VK_EXT_pipeline_robustness");
     robustness.pipelineRobustness = VK_TRUE;
-    chain(robustness);
+    chain(robustness, "VK_EXT_pipeline_robustness");
   }
   VkPhysicalDeviceShaderClockFeaturesKHR clock{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
   if (c.shader_clock) {
-    exts.push_back("VK_KHR_shader_clock");
     clock.shaderSubgroupClock = VK_TRUE;
     clock.shaderDeviceClock = VK_TRUE;
-    chain(clock);
+    chain(clock, "VK_KHR_shader_clock");
   }
   VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR exec_props{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
   if (c.pipeline_stats) {
-    exts.push_back("VK_KHR_pipeline_executable_properties");
     exec_props.pipelineExecutableInfo = VK_TRUE;
-    chain(exec_props);
+    chain(exec_props, "VK_KHR_pipeline_executable_properties");
   }
 
   const float priority = 1.0f;

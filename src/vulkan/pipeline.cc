@@ -82,7 +82,7 @@ Result<std::unique_ptr<Pipeline>> Pipeline::create(const Device& device, const P
   VkResult r = api.vkCreateComputePipelines(dev, stats ? own : cache, 1, &cci, nullptr, &p->pipeline_);
   api.vkDestroyShaderModule(dev, module, nullptr);
   if (own) {
-    if (r == VK_SUCCESS) dump_cache(device, own, std::string(dump_dir) + "/" + desc.shader + "_" + spec_suffix(desc) + ".bin");
+    if (r == VK_SUCCESS) dump_cache(device, own, std::string(dump_dir) + "/" + desc.shader + "_" + spec_suffix(desc, '-') + ".bin");
     api.vkDestroyPipelineCache(dev, own, nullptr);
   }
   if (r != VK_SUCCESS) return error("cannot create the pipeline for shader '%s': %s", desc.shader.c_str(), result_name(r));
@@ -90,9 +90,9 @@ Result<std::unique_ptr<Pipeline>> Pipeline::create(const Device& device, const P
   return p;
 }
 
-std::string Pipeline::spec_suffix(const PipelineDesc& desc) {
+std::string Pipeline::spec_suffix(const PipelineDesc& desc, char separator) {
   std::string spec;
-  for (uint32_t v : desc.spec_constants) spec += (spec.empty() ? "" : "-") + std::to_string(v);
+  for (uint32_t v : desc.spec_constants) spec += (spec.empty() ? "" : std::string(1, separator)) + std::to_string(v);
   return spec;
 }
 
@@ -114,8 +114,7 @@ void Pipeline::print_statistics(const Device& device, const Pipeline& p) {
   info.pipeline = p.pipeline_;
   uint32_t n_exec = 0;
   if (api.vkGetPipelineExecutablePropertiesKHR(device.handle(), &info, &n_exec, nullptr) != VK_SUCCESS) return;
-  std::string spec;
-  for (uint32_t v : p.desc_.spec_constants) spec += (spec.empty() ? "" : ",") + std::to_string(v);
+  const std::string spec = spec_suffix(p.desc_, ',');
   for (uint32_t e = 0; e < n_exec; ++e) {
     VkPipelineExecutableInfoKHR ei{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
     ei.pipeline = p.pipeline_;

@@ -41,7 +41,8 @@ class Pipeline {
   static void print_statistics(const Device& device, const Pipeline& p);
   // Measurement only (ZINC_PIPELINE_STATS with ZINC_PIPELINE_DUMP=DIR): a cache's data to a file.
   static void dump_cache(const Device& device, VkPipelineCache cache, const std::string& path);
-  static std::string spec_suffix(const PipelineDesc& desc);
+  // The spec constants joined by `separator` (names in dumps and statistics).
+  static std::string spec_suffix(const PipelineDesc& desc, char separator);
   const Device& device_;
   PipelineDesc desc_;
   VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;

@@ -91,10 +91,10 @@ TEST(Anthropic, MessageStreamAndStopSequence) {
 
 TEST(Anthropic, ToolUseWholeAndStreamed) {
   ZINC_REQUIRE_TEST_DATA();
-  auto s = TestServer::start({}, "{% if false %}<tool_call>{% endif %}{% for m in messages %}{{ m.content }}\n{% endfor %}");
+  auto s = TestServer::start({}, kToolCallTemplate);
   const Json tools = Json::array({{{"name", "get_weather"},
                                    {"description", "The weather"},
-                                   {"input_schema", {{"type", "object"}, {"properties", {{"unit", {{"enum", {"c", "f"}}}}}}, {"required", {"unit"}}}}}});
+                                   {"input_schema", weather_parameters()}}});
   const Json extra = {{"tools", tools}, {"tool_choice", {{"type", "tool"}, {"name", "get_weather"}}}};
   Reply r = post(*s, "/v1/messages", story(200, extra));
   ASSERT_EQ(r.status, 200) << r.text;

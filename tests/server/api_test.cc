@@ -219,7 +219,7 @@ TEST(Api, ReasoningGoesToReasoningContent) {
 // conversation holding an earlier call (arguments as JSON text) renders.
 TEST(Api, ToolsLeaveAnswersWithoutCallsWhole) {
   ZINC_REQUIRE_TEST_DATA();
-  auto s = TestServer::start({}, "{% if false %}<tool_call>{% endif %}{% for m in messages %}{{ m.content }}\n{% endfor %}");
+  auto s = TestServer::start({}, kToolCallTemplate);
   const Json tools = Json::array(
       {{{"type", "function"},
         {"function", {{"name", "get_weather"}, {"parameters", {{"type", "object"}, {"properties", {{"city", {{"type", "string"}}}}}}}}}}});
@@ -354,12 +354,12 @@ TEST(Api, GrammarHoldsTheAnswer) {
 // that tool's parameters (bounded ones, so the call ends within max_tokens), streamed or not.
 TEST(Api, ForcedToolCalls) {
   ZINC_REQUIRE_TEST_DATA();
-  auto s = TestServer::start({}, "{% if false %}<tool_call>{% endif %}{% for m in messages %}{{ m.content }}\n{% endfor %}");
+  auto s = TestServer::start({}, kToolCallTemplate);
   const Json tools = Json::array(
       {{{"type", "function"},
         {"function",
          {{"name", "get_weather"},
-          {"parameters", {{"type", "object"}, {"properties", {{"unit", {{"enum", {"c", "f"}}}}}}, {"required", {"unit"}}}}}}},
+          {"parameters", weather_parameters()}}}},
        {{"type", "function"}, {"function", {{"name", "ping"}}}}});
   for (const Json& choice : {Json("required"), Json({{"type", "function"}, {"function", {{"name", "get_weather"}}}})}) {
     Reply r = post(*s, "/v1/chat/completions", chat("Once upon a time", 200, {{"tools", tools}, {"tool_choice", choice}}));
@@ -575,9 +575,7 @@ TEST(Api, Embeddings) {
   EXPECT_EQ(e["index"], 0);
   const std::vector<float> v = e["embedding"].get<std::vector<float>>();
   EXPECT_EQ(v.size(), 64u);  // stories260K's n_embd
-  double n2 = 0;
-  for (float x : v) n2 += double(x) * x;
-  EXPECT_NEAR(n2, 1.0, 1e-4);
+  EXPECT_NEAR(norm2(v), 1.0, 1e-4);
   EXPECT_GT(one.body["usage"]["prompt_tokens"].get<int>(), 1);
   Reply many = post(*s, "/v1/embeddings", Json{{"input", {"Once upon a time", "The cat sat", "Once upon a time"}}});
   ASSERT_EQ(many.status, 200) << many.text;

@@ -95,10 +95,10 @@ TEST(Ollama, ChatAndGenerateWholeAndStreamed) {
 
 TEST(Ollama, ToolCallsModelsAndErrors) {
   ZINC_REQUIRE_TEST_DATA();
-  auto s = TestServer::start({}, "{% if false %}<tool_call>{% endif %}{% for m in messages %}{{ m.content }}\n{% endfor %}");
+  auto s = TestServer::start({}, kToolCallTemplate);
   const Json tools = Json::array({{{"type", "function"},
                                    {"function", {{"name", "get_weather"},
-                                                 {"parameters", {{"type", "object"}, {"properties", {{"unit", {{"enum", {"c", "f"}}}}}}, {"required", {"unit"}}}}}}}});
+                                                 {"parameters", weather_parameters()}}}}});
   // Ollama has no tool_choice; the model calls or not. History with a call and its result renders.
   Json turn = chat_body(8, {{"tools", tools}});
   turn["messages"].push_back({{"role", "assistant"}, {"content", ""}, {"tool_calls", Json::array({{{"function", {{"name", "get_weather"}, {"arguments", {{"unit", "c"}}}}}}})}});
@@ -129,12 +129,6 @@ TEST(Ollama, ToolCallsModelsAndErrors) {
   Reply e = post(*s, "/api/generate", Json{{"prompt", 5}});
   EXPECT_EQ(e.status, 400);
   EXPECT_TRUE(e.body["error"].is_string()) << e.text;
-}
-
-double norm2(const std::vector<float>& v) {
-  double n2 = 0;
-  for (float x : v) n2 += double(x) * x;
-  return n2;
 }
 
 // /api/embed: a vector of length 1 per input, the same as /v1/embeddings gives; "dimensions"

@@ -79,10 +79,10 @@ TEST(Responses, ResponseAndItsStream) {
 
 TEST(Responses, FunctionCallsAndTheirOutputs) {
   ZINC_REQUIRE_TEST_DATA();
-  auto s = TestServer::start({}, "{% if false %}<tool_call>{% endif %}{% for m in messages %}{{ m.content }}\n{% endfor %}");
+  auto s = TestServer::start({}, kToolCallTemplate);
   const Json tools = Json::array({{{"type", "function"},
                                    {"name", "get_weather"},
-                                   {"parameters", {{"type", "object"}, {"properties", {{"unit", {{"enum", {"c", "f"}}}}}}, {"required", {"unit"}}}}}});
+                                   {"parameters", weather_parameters()}}});
   const Json extra = {{"tools", tools}, {"tool_choice", {{"type", "function"}, {"name", "get_weather"}}}};
   Reply r = post(*s, "/v1/responses", request(200, extra));
   ASSERT_EQ(r.status, 200) << r.text;

@@ -22,6 +22,23 @@ namespace zinc::server {
 
 using Json = nlohmann::ordered_json;
 
+// A template whose source mentions <tool_call> (so the server parses Qwen/Hermes calls) and
+// renders each message's content on a line.
+inline constexpr const char* kToolCallTemplate =
+    "{% if false %}<tool_call>{% endif %}{% for m in messages %}{{ m.content }}\n{% endfor %}";
+
+// The get_weather tool's parameters: one required "unit", "c" or "f".
+inline Json weather_parameters() {
+  return {{"type", "object"}, {"properties", {{"unit", {{"enum", {"c", "f"}}}}}}, {"required", {"unit"}}};
+}
+
+// The sum of squares of an embedding (1 for a unit vector).
+inline double norm2(const std::vector<float>& v) {
+  double n2 = 0;
+  for (float x : v) n2 += double(x) * x;
+  return n2;
+}
+
 struct TestServer {
   std::unique_ptr<model::Model> model;
   std::unique_ptr<tokenizer::Tokenizer> tok;
