@@ -105,6 +105,7 @@ zinc_shader(splitk_reduce splitk_reduce.comp)
 zinc_shader(persistent_probe persistent_probe.comp)
 zinc_shader(persistent_probe_int8 persistent_probe.comp INT8)
 zinc_shader(code_probe code_probe.comp)
+zinc_shader(read_probe read_probe.comp)
 zinc_shader(gather_rows gather_rows.comp)
 
 # shaders_embedded.cc: one array per variant plus the name table (src/vulkan/shaders.h).
