@@ -1,6 +1,6 @@
 // zinc serve -m MODEL [--host 127.0.0.1] [--port 9090] [--parallel 4] [-c CTX] [--api-key KEY]
 // [--alias NAME] [-t THREADS] [--backend auto|cpu|vulkan] [--device N] [--chat-template-file FILE.jinja]
-// [--pooling mean|last|cls] [--cache-ram MIB]: the OpenAI-compatible server. SIGINT / SIGTERM stop it cleanly.
+// [--pooling mean|last|cls] [--cache-ram MIB] [--responses-store MIB]: the OpenAI-compatible server. SIGINT / SIGTERM stop it cleanly.
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -24,7 +24,7 @@ namespace {
 struct ServeOptions {
   std::string model, host = "127.0.0.1", api_key, alias, backend = "auto", template_file, pooling;
   int port = 9090, parallel = 4, threads = 0, device = -1;
-  int64_t n_ctx = 4096, prefill_chunk = 256, cache_ram_mib = 2048;
+  int64_t n_ctx = 4096, prefill_chunk = 256, cache_ram_mib = 2048, responses_store_mib = 64;
 };
 
 // What Ollama's /api/tags and /api/show report of the model.
@@ -47,6 +47,8 @@ int serve(const ServeOptions& o) {
   if (o.parallel < 1 || o.parallel > 256) return fail("--parallel must be between 1 and 256");
   if (o.n_ctx < 16) return fail("--ctx-size must be at least 16 tokens");
   if (o.cache_ram_mib < 0 || o.cache_ram_mib > (int64_t(1) << 30)) return fail("--cache-ram must be between 0 and 2^30 MiB");
+  if (o.responses_store_mib < 0 || o.responses_store_mib > (int64_t(1) << 30))
+    return fail("--responses-store must be between 0 and 2^30 MiB");
   auto backend = engine::parse_backend(o.backend);
   if (!backend.ok()) return fail(backend.status().message());
   // Signals go to the waiting main thread only: block them before any thread starts.
@@ -106,6 +108,7 @@ int serve(const ServeOptions& o) {
   sv.api_key = o.api_key;
   sv.model_name = !o.alias.empty() ? o.alias : std::filesystem::path(o.model).stem().string();
   sv.pooling = pooling;
+  sv.responses_store_bytes = size_t(o.responses_store_mib) << 20;
   sv.card = model_card(**model, o.model);
   sv.card.on_gpu = std::string_view((*runner)->backend_name()) != "cpu";
   server::Server server(**tok, *format, scheduler, sv);
@@ -135,6 +138,9 @@ ZINC_REGISTER_COMMAND(serve, Command{"serve", "Serve the model over an OpenAI-co
                                        sub.add_option("--prefill-chunk", o->prefill_chunk, "Prompt tokens per batched step")->capture_default_str();
                                        sub.add_option("--cache-ram", o->cache_ram_mib,
                                                       "MiB of host memory for cached prompts' recurrent state (hybrid models; 0: none)")
+                                           ->capture_default_str();
+                                       sub.add_option("--responses-store", o->responses_store_mib,
+                                                      "MiB of memory for /v1/responses kept for previous_response_id (0: none)")
                                            ->capture_default_str();
                                        sub.add_option("-t,--threads", o->threads, "CPU threads (0: all)")->capture_default_str();
                                        sub.add_option("--backend", o->backend, "auto, cpu or vulkan")->capture_default_str();

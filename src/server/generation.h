@@ -15,6 +15,7 @@
 #include "engine/scheduler.h"
 #include "server/api.h"
 #include "server/metrics.h"
+#include "server/response_store.h"
 #include "server/server.h"
 #include "tokenizer/tokenizer.h"
 
@@ -34,6 +35,7 @@ struct GenerationContext {
   std::atomic<bool> stopping{false};  // the server is shutting down: end streams
   // Every token's text (control tokens ""), for JSON mode and structured outputs; made once.
   std::shared_ptr<const engine::TokenVocab> token_vocab;
+  ResponseStore responses;  // /v1/responses kept for previous_response_id (options.responses_store_bytes)
 };
 
 // The shape answers go out in: OpenAI's unless a request comes through another API (Anthropic's

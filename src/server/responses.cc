@@ -2,8 +2,11 @@
 
 #include <httplib.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace zinc::server {
 namespace {
@@ -69,17 +72,52 @@ std::optional<ApiError> add_item(const Json& item, size_t index, Json& messages)
       if (auto e = content_text(item["content"], where, &text)) return e;
     if (!text.empty()) assistant_turn(messages)["reasoning_content"] = text;
   } else {
-    return bad_request("input", where + ": '" + type + "' items are not supported (zinc stores nothing: send messages, function_call and "
-                                "function_call_output items)");
+    return bad_request("input", where + ": '" + type + "' items are not supported (send message, function_call, function_call_output "
+                                "and reasoning items, or previous_response_id for a stored conversation)");
   }
   return std::nullopt;
 }
 
-std::optional<ApiError> to_chat(const Json& in, Json* out) {
+// An input item as GET /v1/responses/{id}/input_items lists it: typed, with an id, message
+// content as parts.
+Json listed_item(const Json& item) {
+  Json it = item;
+  const std::string type = item.value("type", item.contains("role") ? "message" : "");
+  it["type"] = type;
+  if (type == "message" && it["content"].is_string())
+    it["content"] = Json::array({{{"type", it.value("role", "") == "assistant" ? "output_text" : "input_text"}, {"text", it["content"]}}});
+  if (!it.contains("id")) {
+    const char* prefix = type == "message" ? "msg_" : type == "function_call" ? "fc_" : type == "function_call_output" ? "fco_" : "rs_";
+    it["id"] = random_id(prefix);
+  }
+  return it;
+}
+
+// What a turn adds to the conversation before its answer: the chat messages without the
+// instructions (the previous response's, then this input), and the input as listed items.
+struct Turn {
+  Json history = Json::array();
+  Json input_items = Json::array();
+};
+
+ApiError previous_not_found(const std::string& id) {
+  return {400, "Previous response with id '" + id + "' not found. (zinc keeps responses in memory, the most recent up to serve's "
+               "--responses-store MiB, until it restarts.)",
+          "invalid_request_error", "previous_response_id", "previous_response_not_found"};
+}
+
+std::optional<ApiError> to_chat(const Json& in, ResponseStore& store, Json* out, Turn* turn) {
   Json& o = *out;
   o = Json::object();
-  for (const char* k : {"previous_response_id", "conversation"})
-    if (in.contains(k) && !in[k].is_null()) return bad_request(k, std::string("'") + k + "' needs stored responses, which zinc does not keep: send the whole conversation in 'input'");
+  if (in.contains("conversation") && !in["conversation"].is_null())
+    return bad_request("conversation", "'conversation' needs OpenAI's Conversations API, which zinc does not have: use "
+                                       "previous_response_id or send the whole conversation in 'input'");
+  if (auto prev = in.find("previous_response_id"); prev != in.end() && !prev->is_null()) {
+    if (!prev->is_string()) return bad_request("previous_response_id", "'previous_response_id' must be a string");
+    auto kept = store.get(prev->get<std::string>());
+    if (!kept) return previous_not_found(prev->get<std::string>());
+    turn->history = std::move(kept->conversation);
+  }
   Json messages = Json::array();
   if (auto i = in.find("instructions"); i != in.end() && !i->is_null()) {
     if (!i->is_string()) return bad_request("instructions", "'instructions' must be a string");
@@ -87,13 +125,19 @@ std::optional<ApiError> to_chat(const Json& in, Json* out) {
   }
   const Json input = in.value("input", Json());
   if (input.is_string()) {
-    messages.push_back({{"role", "user"}, {"content", input}});
+    turn->history.push_back({{"role", "user"}, {"content", input}});
+    turn->input_items.push_back(listed_item({{"role", "user"}, {"content", input}}));
   } else if (input.is_array() && !input.empty()) {
-    for (size_t i = 0; i < input.size(); ++i)
-      if (auto e = add_item(input[i], i, messages)) return e;
+    for (size_t i = 0; i < input.size(); ++i) {
+      if (auto e = add_item(input[i], i, turn->history)) return e;
+      turn->input_items.push_back(listed_item(input[i]));
+    }
   } else {
     return bad_request("input", "'input' must be a string or a non-empty array of items");
   }
+  if (auto st = in.find("store"); st != in.end() && !st->is_null() && !st->is_boolean())
+    return bad_request("store", "'store' must be a boolean");
+  for (const Json& m : turn->history) messages.push_back(m);
   o["messages"] = std::move(messages);
   if (auto m = in.find("max_output_tokens"); m != in.end() && !m->is_null()) o["max_tokens"] = *m;
   for (const char* k : {"temperature", "top_p", "parallel_tool_calls", "stream", "seed"})
@@ -152,12 +196,14 @@ Json call_item(const std::string& id, const Json& call, const char* status) {
 
 class ResponsesShape : public AnswerShape {
  public:
-  explicit ResponsesShape(const Json& request) : id_(random_id("resp_")) {
+  // With `store` (null: not kept), the finished response is kept there with turn's conversation.
+  ResponsesShape(const Json& request, ResponseStore* store, Turn turn) : id_(random_id("resp_")), store_(store), turn_(std::move(turn)) {
     base_ = {{"id", id_}, {"object", "response"}, {"created_at", unix_time()}, {"status", "in_progress"}, {"error", nullptr},
              {"incomplete_details", nullptr}, {"instructions", request.value("instructions", Json())},
              {"max_output_tokens", request.value("max_output_tokens", Json())}, {"model", nullptr}, {"output", Json::array()},
-             {"parallel_tool_calls", request.value("parallel_tool_calls", true)}, {"previous_response_id", nullptr},
-             {"store", false}, {"temperature", request.value("temperature", Json())}, {"tool_choice", request.value("tool_choice", Json("auto"))},
+             {"parallel_tool_calls", request.value("parallel_tool_calls", true)},
+             {"previous_response_id", request.value("previous_response_id", Json())}, {"store", store != nullptr},
+             {"temperature", request.value("temperature", Json())}, {"tool_choice", request.value("tool_choice", Json("auto"))},
              {"tools", request.value("tools", Json::array())}, {"top_p", request.value("top_p", Json())}, {"usage", nullptr}};
   }
 
@@ -181,6 +227,7 @@ class ResponsesShape : public AnswerShape {
     if (msg.contains("tool_calls"))
       for (const Json& c : msg["tool_calls"]) r["output"].push_back(call_item(random_id("fc_"), c, "completed"));
     finish(r, choice["finish_reason"], completion["usage"]);
+    keep(r);
     return r;
   }
 
@@ -204,6 +251,7 @@ class ResponsesShape : public AnswerShape {
       out += close();
       Json r = snapshot("completed");
       finish(r, finish_, c["usage"]);
+      keep(r);
       return out + emit(r["status"] == "incomplete" ? "response.incomplete" : "response.completed", {{"response", r}});
     }
     const Json& choice = c["choices"][0];
@@ -231,6 +279,15 @@ class ResponsesShape : public AnswerShape {
 
  private:
   enum Open { kNone, kReasoning, kMessage };
+
+  // The finished response into the store, with the conversation it ends.
+  void keep(const Json& response) const {
+    if (!store_) return;
+    Json conversation = turn_.history;
+    const Json& output = response["output"];
+    for (size_t i = 0; i < output.size(); ++i) add_item(output[i], i, conversation);
+    store_->put(id_, {response, std::move(conversation), turn_.input_items});
+  }
 
   std::string emit(const char* type, Json data) {
     Json e = {{"type", type}, {"sequence_number", seq_++}};
@@ -294,6 +351,8 @@ class ResponsesShape : public AnswerShape {
   }
 
   std::string id_;
+  ResponseStore* store_;
+  Turn turn_;
   Json base_, model_;
   Json output_ = Json::array();  // the items done
   bool started_ = false;
@@ -307,9 +366,58 @@ class ResponsesShape : public AnswerShape {
 
 void handle_responses(GenerationContext& ctx, const httplib::Request& req, httplib::Response& res) {
   Json body, chat;
+  Turn turn;
   if (auto e = parse_body(req.body, &body)) return reply_error(res, *e);
-  if (auto e = to_chat(body, &chat)) return reply_error(res, *e);
-  handle_translated(ctx, chat, /*chat=*/true, res, std::make_unique<ResponsesShape>(body));
+  if (auto e = to_chat(body, ctx.responses, &chat, &turn)) return reply_error(res, *e);
+  ResponseStore* store = body.value("store", true) && ctx.responses.enabled() ? &ctx.responses : nullptr;
+  handle_translated(ctx, chat, /*chat=*/true, res, std::make_unique<ResponsesShape>(body, store, std::move(turn)));
+}
+
+namespace {
+
+ApiError no_response(const std::string& id) {
+  return {404, "No response found with id '" + id + "'.", "invalid_request_error", "", ""};
+}
+
+}  // namespace
+
+void handle_stored_response(GenerationContext& ctx, const std::string& id, bool remove, httplib::Response& res) {
+  if (remove) {
+    if (!ctx.responses.erase(id)) return reply_error(res, no_response(id));
+    return res.set_content(dump(Json{{"id", id}, {"object", "response"}, {"deleted", true}}), "application/json");
+  }
+  auto kept = ctx.responses.get(id);
+  if (!kept) return reply_error(res, no_response(id));
+  res.set_content(dump(kept->response), "application/json");
+}
+
+void handle_input_items(GenerationContext& ctx, const httplib::Request& req, const std::string& id, httplib::Response& res) {
+  auto kept = ctx.responses.get(id);
+  if (!kept) return reply_error(res, no_response(id));
+  int64_t limit = 20;
+  if (req.has_param("limit")) {
+    const std::string v = req.get_param_value("limit");
+    char* end = nullptr;
+    limit = std::strtoll(v.c_str(), &end, 10);
+    if (v.empty() || *end != '\0' || limit < 1 || limit > 100) return reply_error(res, bad_request("limit", "'limit' must be an integer from 1 to 100"));
+  }
+  const std::string order = req.has_param("order") ? req.get_param_value("order") : "desc";
+  if (order != "asc" && order != "desc") return reply_error(res, bad_request("order", "'order' must be \"asc\" or \"desc\""));
+  std::vector<Json> items(kept->input_items.begin(), kept->input_items.end());
+  if (order == "desc") std::reverse(items.begin(), items.end());
+  size_t start = 0;
+  if (req.has_param("after")) {
+    const std::string after = req.get_param_value("after");
+    auto it = std::find_if(items.begin(), items.end(), [&](const Json& item) { return item.value("id", "") == after; });
+    if (it == items.end()) return reply_error(res, bad_request("after", "no item '" + after + "' in the input of response '" + id + "'"));
+    start = size_t(it - items.begin()) + 1;
+  }
+  Json data = Json::array();
+  for (size_t i = start; i < items.size() && data.size() < size_t(limit); ++i) data.push_back(items[i]);
+  const bool more = start + data.size() < items.size();
+  res.set_content(dump(Json{{"object", "list"}, {"data", data}, {"first_id", data.empty() ? Json() : data.front()["id"]},
+                            {"last_id", data.empty() ? Json() : data.back()["id"]}, {"has_more", more}}),
+                  "application/json");
 }
 
 }  // namespace zinc::server

@@ -26,7 +26,9 @@ namespace zinc::server {
 
 struct Server::Impl {
   Impl(const tokenizer::Tokenizer& t, const chat::ChatFormat& f, engine::Scheduler& s, ServerOptions o)
-      : ctx{t, f, s, std::move(o), {}, {}, engine::TokenVocab::of(t)} {}
+      : ctx{t, f, s, std::move(o), {}, {}, engine::TokenVocab::of(t), {}} {
+    ctx.responses.set_max_bytes(ctx.options.responses_store_bytes);
+  }
   GenerationContext ctx;
   httplib::Server http;
   std::thread thread;
@@ -64,6 +66,8 @@ std::string endpoint_label(const std::string& path) {
                             "/v1/embeddings", "/embeddings", "/tokenize", "/detokenize", "/health", "/metrics", "/"})
     if (path == known) return path;
   if (path.rfind("/v1/models/", 0) == 0) return "/v1/models/{id}";
+  if (path.rfind("/v1/responses/", 0) == 0)
+    return path.size() > 12 && path.substr(path.size() - 12) == "/input_items" ? "/v1/responses/{id}/input_items" : "/v1/responses/{id}";
   return "other";
 }
 
@@ -136,6 +140,15 @@ Server::Server(const tokenizer::Tokenizer& tok, const chat::ChatFormat& format, 
     res.set_content("{\"version\":\"" ZINC_VERSION "\"}", "application/json");
   });
   im.http.Post("/v1/responses", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_responses(ctx, req, res); });
+  im.http.Get("/v1/responses/([^/]+)", [&ctx](const httplib::Request& req, httplib::Response& res) {
+    handle_stored_response(ctx, req.matches[1], false, res);
+  });
+  im.http.Delete("/v1/responses/([^/]+)", [&ctx](const httplib::Request& req, httplib::Response& res) {
+    handle_stored_response(ctx, req.matches[1], true, res);
+  });
+  im.http.Get("/v1/responses/([^/]+)/input_items", [&ctx](const httplib::Request& req, httplib::Response& res) {
+    handle_input_items(ctx, req, req.matches[1], res);
+  });
   im.http.Post("/v1/messages", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_messages(ctx, req, res); });
   im.http.Post("/v1/messages/count_tokens",
                [&ctx](const httplib::Request& req, httplib::Response& res) { handle_count_tokens(ctx, req, res); });

@@ -41,6 +41,7 @@ struct ServerOptions {
   size_t max_body_bytes = 8u << 20;
   int http_threads = 0;  // 0: 4 per parallel sequence plus 16
   engine::Runner::Pooling pooling = engine::Runner::Pooling::kMean;  // /v1/embeddings
+  size_t responses_store_bytes = size_t(64) << 20;  // /v1/responses kept in memory (0: none)
   ModelCard card;
 };
 

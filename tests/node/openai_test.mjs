@@ -226,6 +226,24 @@ const failed = await runChecks([
     await assert.rejects(client.responses.create({ ...params, previous_response_id: "resp_x" }),
                          (e) => e instanceof OpenAI.BadRequestError);
   }],
+  ["responses: previous_response_id continues a stored response; retrieve, inputItems.list, delete", async () => {
+    const first = await client.responses.create({ model: kModel, input: "Once upon a time", temperature: 0, max_output_tokens: 8 });
+    assert.equal(first.store, true);
+    const second = await client.responses.create({ model: kModel, input: "The end", temperature: 0, max_output_tokens: 8,
+                                                   previous_response_id: first.id });
+    assert.equal(second.previous_response_id, first.id);
+    assert.ok(second.usage.input_tokens > first.usage.input_tokens + 8, JSON.stringify(second.usage));
+    const kept = await client.responses.retrieve(second.id);
+    assert.equal(kept.output_text, second.output_text);
+    const items = [];
+    for await (const item of client.responses.inputItems.list(second.id)) items.push(item);
+    assert.equal(items.length, 1);
+    assert.equal(items[0].content[0].text, "The end");
+    await client.responses.delete(first.id);
+    await assert.rejects(client.responses.retrieve(first.id), (e) => e instanceof OpenAI.NotFoundError);
+    await assert.rejects(client.responses.create({ model: kModel, input: "Again", previous_response_id: first.id }),
+                         (e) => e instanceof OpenAI.BadRequestError && e.code === "previous_response_not_found");
+  }],
   ["--api-key: a wrong key is 401, the right one works", async () => {
     const keyed = await startServer(["--alias", kModel, "--api-key", "s3cret"]);
     try {
