@@ -28,6 +28,8 @@ TEST(ServeCommand, BadInputFailsWithOneLine) {
   EXPECT_NE(out.find("--pooling"), std::string::npos) << out;
   EXPECT_EQ(run_command(zinc_binary() + " serve -m " + data_path("models/stories260K.gguf") + " --cache-ram -1 2>&1", &out), 1) << out;
   EXPECT_NE(out.find("--cache-ram"), std::string::npos) << out;
+  EXPECT_EQ(run_command(zinc_binary() + " serve -m " + data_path("models/stories260K.gguf") + " --responses-store -5 2>&1", &out), 1) << out;
+  EXPECT_NE(out.find("--responses-store"), std::string::npos) << out;
   EXPECT_EQ(run_command(zinc_binary() + " --version", &out), 0) << out;
   EXPECT_EQ(out.rfind("zinc ", 0), 0u) << out;
 }
