@@ -19,7 +19,7 @@ const std::set<std::string> kKeywords = {"type", "enum", "const", "properties", 
                                          "allOf", "$ref"};
 constexpr const char* kSubset =
     "type, enum, const, properties, required, items, minItems, maxItems, minLength, maxLength, pattern, format, "
-    "minimum, maximum, exclusiveMinimum, exclusiveMaximum, anyOf, oneOf, allOf of one schema and $ref";
+    "minimum, maximum, exclusiveMinimum, exclusiveMaximum, anyOf, oneOf, allOf and $ref";
 
 // The formats held to, as patterns (RFC 3339 dates and times, RFC 4122 UUIDs, RFC 5321 addresses
 // without quoted local parts or address literals, RFC 1123 host names).
@@ -78,6 +78,99 @@ std::string beside(const Json& s, const std::string& keyword) {
   for (const auto& [key, value] : s.items())
     if (key != keyword && !kAnnotations.count(key)) return key;
   return "";
+}
+
+// An allOf member with its $refs followed (to their targets in `root`) while nothing but
+// annotations stands beside them.
+Result<Json> follow_refs(Json m, const Json& root, const std::string& where) {
+  for (int hops = 0; m.is_object() && m.contains("$ref") && beside(m, "$ref").empty(); ++hops) {
+    const Json& ref = m["$ref"];
+    if (hops == 32 || !ref.is_string() || ref.get<std::string>().rfind('#', 0) != 0)
+      return error("%s: an allOf member's $ref must name a schema in the document", where.c_str());
+    try {
+      m = root.at(Json::json_pointer(ref.get<std::string>().substr(1)));
+    } catch (const Json::exception&) {
+      return error("%s: $ref '%s' names nothing in the schema", where.c_str(), ref.get<std::string>().c_str());
+    }
+  }
+  if (!m.is_object()) return error("%s: allOf members must be schema objects", where.c_str());
+  return m;
+}
+
+bool is_lower_bound(const std::string& k) {
+  return k == "minimum" || k == "exclusiveMinimum" || k == "minLength" || k == "minItems";
+}
+bool is_upper_bound(const std::string& k) {
+  return k == "maximum" || k == "exclusiveMaximum" || k == "maxLength" || k == "maxItems";
+}
+
+// Adds member `m`'s keywords to the merged schema `acc`: required lists joined, properties in
+// both merged as an allOf of the two, the tighter of two bounds, the enum values both allow.
+Status merge_member(Json& acc, const Json& m, const std::string& where) {
+  for (const auto& [key, value] : m.items()) {
+    if (kAnnotations.count(key)) continue;
+    if (key == "anyOf" || key == "oneOf" || key == "$ref")
+      return error("%s: an allOf member with '%s' beside other keywords is not supported", where.c_str(), key.c_str());
+    if (!acc.contains(key) || acc[key] == value) {
+      acc[key] = value;
+      continue;
+    }
+    Json& have = acc[key];
+    if (key == "required" && have.is_array() && value.is_array()) {
+      for (const auto& r : value)
+        if (std::find(have.begin(), have.end(), r) == have.end()) have.push_back(r);
+    } else if (key == "properties" && have.is_object() && value.is_object()) {
+      for (const auto& [name, sub] : value.items()) {
+        if (!have.contains(name) || have[name] == sub) have[name] = sub;
+        else have[name] = Json{{"allOf", Json::array({have[name], sub})}};
+      }
+    } else if ((is_lower_bound(key) || is_upper_bound(key)) && have.is_number() && value.is_number()) {
+      const bool take = is_lower_bound(key) ? value.get<double>() > have.get<double>() : value.get<double>() < have.get<double>();
+      if (take) have = value;
+    } else if (key == "enum" && have.is_array() && value.is_array()) {
+      Json both = Json::array();
+      for (const auto& v : have)
+        if (std::find(value.begin(), value.end(), v) != value.end()) both.push_back(v);
+      if (both.empty()) return error("%s: the allOf members' enums share no value", where.c_str());
+      have = std::move(both);
+    } else if (key == "type" && have.is_string() && value.is_string() &&
+               ((have == "integer" && value == "number") || (have == "number" && value == "integer"))) {
+      have = "integer";
+    } else if (key == "additionalProperties" && (have.is_boolean() || value.is_boolean())) {
+      if (have == false || value == false) have = false;
+      else if (have == true) have = value;
+    } else {
+      return error("%s: the allOf members disagree on '%s' (%s against %s)", where.c_str(), key.c_str(), have.dump().c_str(),
+                   value.dump().c_str());
+    }
+  }
+  return ok_status();
+}
+
+// The one schema an allOf (with the keywords beside it) stands for, read as llama.cpp's
+// json-schema-to-grammar reads it: the members' keywords merged, so an object takes every
+// member's properties (and additionalProperties false from any member keeps out only keys
+// no member lists).
+Result<Json> merge_all_of(const Json& s, const Json& root, const std::string& where, int depth = 0) {
+  if (depth > 8) return error("%s: allOf nests more than 8 deep", where.c_str());
+  Json acc = Json::object();
+  Json rest = s;
+  rest.erase("allOf");
+  std::vector<Json> members;
+  for (const Json& m : s["allOf"])
+    if (!m.is_object() || !beside(m, "").empty()) members.push_back(m);
+  if (!beside(rest, "").empty()) members.push_back(std::move(rest));
+  if (members.size() == 1) return members[0];  // read as it is: $refs and anyOf included
+  for (size_t i = 0; i < members.size(); ++i) {
+    const std::string at = where + ".allOf[" + std::to_string(i) + "]";
+    ZINC_ASSIGN_OR_RETURN(Json m, follow_refs(std::move(members[i]), root, at));
+    if (m.contains("allOf")) {
+      if (!m["allOf"].is_array()) return error("%s.allOf must be an array of schemas", at.c_str());
+      ZINC_ASSIGN_OR_RETURN(m, merge_all_of(m, root, at, depth + 1));
+    }
+    ZINC_RETURN_IF_ERROR(merge_member(acc, m, at));
+  }
+  return acc;
 }
 
 }  // namespace
@@ -140,7 +233,13 @@ Result<int> JsonSchema::add(const Json& s, int depth, const std::string& where, 
     if (!kKeywords.count(key) && !kAnnotations.count(key))
       return error("%s: '%s' is not supported (zinc holds output to %s)", where.c_str(), key.c_str(), kSubset);
   // The keywords that stand for a whole schema.
-  for (const std::string keyword : {"$ref", "allOf", "anyOf", "oneOf"}) {
+  if (auto all = s.find("allOf"); all != s.end() && !s.contains("$ref")) {
+    if (!all->is_array() || all->empty() || all->size() > size_t(kMaxChoices))
+      return error("%s.allOf must be an array of 1 to %d schemas", where.c_str(), kMaxChoices);
+    ZINC_ASSIGN_OR_RETURN(const Json merged, merge_all_of(s, *refs.root, where));
+    return add(merged, depth, where + ".allOf", refs);
+  }
+  for (const std::string keyword : {"$ref", "anyOf", "oneOf"}) {
     auto it = s.find(keyword);
     if (it == s.end()) continue;
     if (const std::string other = beside(s, keyword); !other.empty())
@@ -151,7 +250,6 @@ Result<int> JsonSchema::add(const Json& s, int depth, const std::string& where, 
     }
     if (!it->is_array() || it->empty() || it->size() > size_t(kMaxChoices))
       return error("%s.%s must be an array of 1 to %d schemas", where.c_str(), keyword.c_str(), kMaxChoices);
-    if (keyword == "allOf" && it->size() != 1) return error("%s: allOf of more than one schema is not supported", where.c_str());
     return add_union(*it, depth, where + "." + keyword, refs);
   }
   Json type = s.value("type", Json());

@@ -15,8 +15,11 @@
 //   - array "items" with "minItems" and "maxItems"; string "minLength" and "maxLength" (code
 //     points, an escape counting as one), "pattern" (engine/regex.h) or "format" (date, time,
 //     date-time, uuid, email, ipv4, hostname: each read as a pattern);
-//   - "anyOf" and "oneOf" (read as anyOf: a document matching two alternatives is not refused),
-//     "allOf" of one schema;
+//   - "anyOf" and "oneOf" (read as anyOf: a document matching two alternatives is not refused);
+//   - "allOf" (with any keywords beside it) merged into one schema as llama.cpp merges it: every
+//     member's properties, their required lists joined, the tighter of two bounds, the enum
+//     values both allow, a property in two members as the allOf of its two schemas; members that
+//     disagree otherwise, or hold an anyOf beside other keywords, are refused;
 //   - "$ref" to "#" or a JSON pointer into the same document ("#/$defs/Name", "#/definitions/Name"),
 //     recursion included.
 // Annotations (title, description, default, examples, $schema, $id, $comment, strict, $defs,

@@ -274,8 +274,13 @@ TEST(JsonSchema, CompileRefusesWhatItCannotHoldOutputTo) {
             std::string::npos);
   EXPECT_NE(message(object_schema({{"d", {{"anyOf", {{{"type", "string"}}}}, {"type", "string"}}}}, Json::array())).find("beside"),
             std::string::npos);
-  EXPECT_NE(message(object_schema({{"d", {{"allOf", {{{"type", "string"}}, {{"maxLength", 2}}}}}}}, Json::array())).find("allOf"),
+  EXPECT_NE(message(object_schema({{"d", {{"allOf", {{{"type", "string"}}, {{"type", "integer"}}}}}}}, Json::array())).find("disagree on 'type'"),
             std::string::npos);
+  EXPECT_NE(message(object_schema({{"d", {{"allOf", {{{"enum", {1, 2}}}, {{"enum", {3}}}}}}}}, Json::array())).find("share no value"),
+            std::string::npos);
+  const Json any_and_more = Json::parse(R"({"allOf": [{"anyOf": [{"type": "string"}, {"type": "null"}]}, {"maxLength": 2}]})");
+  EXPECT_NE(message(object_schema({{"d", any_and_more}}, Json::array())).find("anyOf"), std::string::npos);
+  EXPECT_NE(message(object_schema({{"d", {{"allOf", Json::array()}}}}, Json::array())).find("allOf must be an array"), std::string::npos);
   EXPECT_NE(message(object_schema({{"d", {{"$ref", "#/x"}}}}, Json::array())).find("names nothing"), std::string::npos);
   EXPECT_NE(message(object_schema({{"d", {{"$ref", "https://example.com/s.json"}}}}, Json::array())).find("outside"),
             std::string::npos);
@@ -414,6 +419,39 @@ TEST(SchemaPrefix, FollowsRefsIntoDefsAndBackAgain) {
   auto t = compiled(top);
   ASSERT_TRUE(t);
   EXPECT_TRUE(takes_whole(*t, R"({"city":"Oslo","zip":"0150"})"));
+}
+
+TEST(SchemaPrefix, MergesTheMembersOfAnAllOf) {
+  // An object extending a $defs base, with a keyword beside the allOf.
+  const Json inherits = Json::parse(R"({
+    "$defs": {"Base": {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"], "additionalProperties": false}},
+    "allOf": [{"$ref": "#/$defs/Base"}, {"properties": {"b": {"type": "integer", "minimum": 0}}, "required": ["b"]}],
+    "title": "Child"})");
+  auto s = compiled(inherits);
+  ASSERT_TRUE(s);
+  EXPECT_TRUE(takes_whole(*s, R"({"a":"x","b":1})"));
+  EXPECT_FALSE(takes_whole(*s, R"({"a":"x"})"));
+  EXPECT_FALSE(takes_whole(*s, R"({"b":1})"));
+  EXPECT_FALSE(takes_whole(*s, R"({"a":"x","b":-1})"));
+  EXPECT_FALSE(takes_whole(*s, R"({"a":"x","b":1,"c":2})"));
+
+  // Bounds tighten, enums intersect, a property in two members takes both schemas.
+  auto t = compiled(Json::parse(R"({"type": "object", "required": ["s", "e", "o", "x"], "properties": {
+    "s": {"allOf": [{"type": "string", "minLength": 2}, {"maxLength": 3}, {"minLength": 1}]},
+    "e": {"allOf": [{"enum": [1, 2, 3]}, {"enum": [3, 2, 4]}]},
+    "o": {"type": "object", "allOf": [{"properties": {"n": {"type": "integer", "minimum": 0}}},
+                                      {"properties": {"n": {"maximum": 5}}, "required": ["n"]}]},
+    "x": {"allOf": [{"type": "number"}, {"type": "integer"}]}}})"));
+  ASSERT_TRUE(t);
+  EXPECT_TRUE(takes_whole(*t, R"({"s":"ab","e":2,"o":{"n":5},"x":7})"));
+  EXPECT_TRUE(takes_whole(*t, R"({"s":"abc","e":3,"o":{"n":0},"x":-1})"));
+  EXPECT_FALSE(takes_whole(*t, R"({"s":"a","e":2,"o":{"n":5},"x":7})"));
+  EXPECT_FALSE(takes_whole(*t, R"({"s":"abcd","e":2,"o":{"n":5},"x":7})"));
+  EXPECT_FALSE(takes_whole(*t, R"({"s":"ab","e":1,"o":{"n":5},"x":7})"));
+  EXPECT_FALSE(takes_whole(*t, R"({"s":"ab","e":4,"o":{"n":5},"x":7})"));
+  EXPECT_FALSE(takes_whole(*t, R"({"s":"ab","e":2,"o":{"n":6},"x":7})"));
+  EXPECT_FALSE(takes_whole(*t, R"({"s":"ab","e":2,"o":{},"x":7})"));
+  EXPECT_FALSE(takes_whole(*t, R"({"s":"ab","e":2,"o":{"n":5},"x":7.5})"));
 }
 
 TEST(SchemaPrefix, CountsCodePointsAndChecksUtf8) {
