@@ -7,7 +7,7 @@
 set -euo pipefail
 root=$(git rev-parse --show-toplevel)
 cd "$root"
-[ -z "$(git status --porcelain -- src)" ] || { echo "variants: src has uncommitted or untracked files" >&2; exit 1; }
+[ -z "$(git status --porcelain -- src tests)" ] || { echo "variants: src or tests has uncommitted or untracked files" >&2; exit 1; }
 mkdir -p /tmp/bins
 args=()
 for arg in "$@"; do
@@ -17,12 +17,12 @@ for arg in "$@"; do
   fi
   if ! cmake --build build --target zinc >/tmp/bins/build_$name.log 2>&1; then
     echo "variants: $name failed to build (/tmp/bins/build_$name.log)" >&2
-    git checkout -- src
+    git checkout -- src tests
     exit 1
   fi
   cp build/zinc "/tmp/bins/zinc_$name"
-  git checkout -- src
-  git clean -fdq -- src
+  git checkout -- src tests
+  git clean -fdq -- src tests
   args+=("$name=/tmp/bins/zinc_$name")
   echo "variants: $name built"
 done
