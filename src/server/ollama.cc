@@ -325,4 +325,21 @@ void handle_ollama_show(GenerationContext& ctx, const httplib::Request& req, htt
                   "application/json");
 }
 
+void handle_ollama_pull(GenerationContext& ctx, const httplib::Request& req, httplib::Response& res) {
+  Json body;
+  if (auto e = parse_body(req.body, &body)) return reply_ollama_error(res, e->status, e->message);
+  const std::string name = body.value("model", body.value("name", ""));
+  if (name != ctx.options.model_name && name != ctx.options.model_name + ":latest")
+    return reply_ollama_error(res, 404, "model '" + name + "' is not here, and zinc does not download models: it serves '" +
+                                            ctx.options.model_name + "', loaded from a GGUF file at start");
+  const std::string done = dump(Json{{"status", "success"}});
+  if (body.value("stream", true)) res.set_content(done + "\n", "application/x-ndjson");
+  else res.set_content(done, "application/json");
+}
+
+void handle_ollama_unsupported(GenerationContext& ctx, const std::string& what, httplib::Response& res) {
+  reply_ollama_error(res, 501, "zinc serves one model, '" + ctx.options.model_name + "', loaded from a GGUF file at start: " + what +
+                                   " is not supported");
+}
+
 }  // namespace zinc::server

@@ -62,7 +62,7 @@ bool equal_constant_time(std::string_view a, std::string_view b) {
 std::string endpoint_label(const std::string& path) {
   for (const char* known : {"/v1/chat/completions", "/v1/completions", "/chat/completions", "/completions", "/v1/messages",
                             "/v1/messages/count_tokens", "/v1/responses", "/api/chat", "/api/generate", "/api/show", "/api/tags", "/api/ps", "/api/embed", "/api/embeddings",
-                            "/api/version", "/v1/models",
+                            "/api/version", "/api/pull", "/api/create", "/api/copy", "/api/push", "/api/delete", "/v1/models",
                             "/v1/embeddings", "/embeddings", "/tokenize", "/detokenize", "/health", "/metrics", "/"})
     if (path == known) return path;
   if (path.rfind("/v1/models/", 0) == 0) return "/v1/models/{id}";
@@ -132,6 +132,12 @@ Server::Server(const tokenizer::Tokenizer& tok, const chat::ChatFormat& format, 
   im.http.Post("/api/chat", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_ollama_generation(ctx, req, res, true); });
   im.http.Post("/api/generate", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_ollama_generation(ctx, req, res, false); });
   im.http.Post("/api/show", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_ollama_show(ctx, req, res); });
+  im.http.Post("/api/pull", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_ollama_pull(ctx, req, res); });
+  for (const char* path : {"/api/create", "/api/copy", "/api/push"})
+    im.http.Post(path, [&ctx, path](const httplib::Request&, httplib::Response& res) { handle_ollama_unsupported(ctx, path, res); });
+  im.http.Delete("/api/delete", [&ctx](const httplib::Request&, httplib::Response& res) {
+    handle_ollama_unsupported(ctx, "/api/delete", res);
+  });
   im.http.Get("/api/tags", [&ctx](const httplib::Request&, httplib::Response& res) { handle_ollama_tags(ctx, res); });
   im.http.Get("/api/ps", [&ctx](const httplib::Request&, httplib::Response& res) { handle_ollama_ps(ctx, res); });
   im.http.Post("/api/embed", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_ollama_embed(ctx, req, res); });

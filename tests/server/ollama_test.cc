@@ -118,6 +118,24 @@ TEST(Ollama, ToolCallsModelsAndErrors) {
   Reply version = get(*s, "/api/version");
   EXPECT_TRUE(version.body["version"].is_string()) << version.text;
 
+  // Model management: pulling the served model succeeds at once (NDJSON, or one object); the
+  // rest is refused with what the server has.
+  Reply pull = post(*s, "/api/pull", Json{{"model", "stories:latest"}});
+  ASSERT_EQ(pull.status, 200) << pull.text;
+  EXPECT_EQ(pull.text, "{\"status\":\"success\"}\n");
+  Reply pulled = post(*s, "/api/pull", Json{{"model", "stories"}, {"stream", false}});
+  EXPECT_EQ(pulled.body, (Json{{"status", "success"}})) << pulled.text;
+  Reply missing = post(*s, "/api/pull", Json{{"model", "llama3"}});
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_NE(missing.body["error"].get<std::string>().find("stories"), std::string::npos) << missing.text;
+  for (const char* path : {"/api/create", "/api/copy", "/api/push"}) {
+    Reply refused = post(*s, path, Json{{"model", "x"}});
+    EXPECT_EQ(refused.status, 501) << path;
+    EXPECT_TRUE(refused.body["error"].is_string()) << refused.text;
+  }
+  Reply deleted = reply_of(s->client().Delete("/api/delete", "{\"model\":\"stories\"}", "application/json"));
+  EXPECT_EQ(deleted.status, 501) << deleted.text;
+
   for (const Json& bad : {Json{{"messages", Json::array()}}, Json{{"messages", "hi"}},
                           chat_body(4, {{"format", 5}}), chat_body(4, {{"think", 3}}),
                           chat_body(4, {{"messages", Json::array({{{"role", "user"}, {"content", "x"}, {"images", {"AAAA"}}}})}}),
