@@ -5,7 +5,9 @@
 // requests join between steps. Each request has its own seeded Sampler; finished sequences leave
 // their tokens in the PrefixCache so a later request with the same prefix prefills only the rest.
 // Models with recurrent layers cache a snapshot instead, taken where the request's checkpoint
-// says (the prefill is split there), since their state cannot be rewound from a sequence's end.
+// says (the prefill is split there), since their state cannot be rewound from a sequence's end;
+// a request with a checkpoint (a chat's history) is also snapshotted where it ends, for the next
+// turn that repeats its answer.
 //
 // Results come back through the request's Stream (a thread-safe queue read by the caller);
 // Stream::cancel (a client that went away) ends the sequence at the next step and frees its pages.
@@ -63,7 +65,8 @@ struct Request {
   std::shared_ptr<TokenConstraint> constraint;
   // Models with recurrent layers: where the prompt's state is cached for later requests (a chat's
   // history before the generation prompt, which its next turn repeats). -1: all but the last
-  // token (the same prompt again); 0: nowhere.
+  // token (the same prompt again); 0: nowhere. Above 0, the state where the request ends (stop or
+  // length) is cached too.
   int64_t checkpoint = -1;
 };
 

@@ -277,6 +277,20 @@ TEST_P(SchedulerHybridPrefix, SnapshotsGiveTheSameTokensAndLogits) {
   other[20] = other[20] == 7 ? 8 : 7;
   EXPECT_EQ(collect(*s.scheduler->submit(greedy(other, 2))).done.cached_tokens, 0);
   EXPECT_GE(s.scheduler->stats().cached_prefixes, 2);
+
+  // A request with a checkpoint (a chat turn) is also kept where it ends: the next turn, which
+  // repeats the answer, prefills only what follows it (the last token sampled was never fed).
+  const auto history = some_tokens(20, 5);
+  Request chat = greedy(history, 5);
+  chat.checkpoint = 12;
+  const Outcome answered = collect(*s.scheduler->submit(chat));
+  ASSERT_EQ(answered.tokens.size(), 5u);
+  std::vector<int32_t> next = history;
+  next.insert(next.end(), answered.tokens.begin(), answered.tokens.end());
+  for (int32_t t : some_tokens(7, 11)) next.push_back(t == 1 ? 2 : t);
+  Outcome continued = collect(*s.scheduler->submit(greedy(next, 4)));
+  EXPECT_EQ(continued.done.cached_tokens, int64_t(history.size()) + 4);
+  expect_as_fresh(*m, continued, next, 4, GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, SchedulerHybridPrefix, ::testing::Values(Backend::kCpu, Backend::kVulkan),
