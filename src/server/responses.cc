@@ -11,6 +11,13 @@
 namespace zinc::server {
 namespace {
 
+// j[key] when it is a string, else `fallback` (a field of the wrong type reads as absent; the
+// checks that follow name it).
+std::string str(const Json& j, const char* key, const std::string& fallback = "") {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
 // The text of message content: a string or parts of the given types.
 std::optional<ApiError> content_text(const Json& content, const std::string& where, std::string* out) {
   if (content.is_string()) {
@@ -20,12 +27,14 @@ std::optional<ApiError> content_text(const Json& content, const std::string& whe
   if (!content.is_array()) return bad_request("input", where + ".content must be a string or an array of parts");
   for (size_t k = 0; k < content.size(); ++k) {
     const Json& part = content[k];
-    const std::string type = part.is_object() ? part.value("type", "") : "";
+    const std::string type = part.is_object() ? str(part, "type") : "";
     if (type == "input_text" || type == "output_text" || type == "text" || type == "summary_text" || type == "reasoning_text") {
       if (!part.contains("text") || !part["text"].is_string()) return bad_request("input", where + ".content[" + std::to_string(k) + "].text must be a string");
       *out += part["text"].get<std::string>();
     } else if (type == "refusal") {
-      *out += part.value("refusal", "");
+      if (!part.contains("refusal") || !part["refusal"].is_string())
+        return bad_request("input", where + ".content[" + std::to_string(k) + "].refusal must be a string");
+      *out += part["refusal"].get<std::string>();
     } else {
       return bad_request("input", where + ".content[" + std::to_string(k) + "]: '" + type + "' parts are not supported (zinc serves text models)");
     }
@@ -42,9 +51,9 @@ Json& assistant_turn(Json& messages) {
 std::optional<ApiError> add_item(const Json& item, size_t index, Json& messages) {
   const std::string where = "input[" + std::to_string(index) + "]";
   if (!item.is_object()) return bad_request("input", where + " must be an object");
-  const std::string type = item.value("type", item.contains("role") ? "message" : "");
+  const std::string type = str(item, "type", item.contains("role") ? "message" : "");
   if (type == "message") {
-    std::string role = item.value("role", "");
+    std::string role = str(item, "role");
     if (role == "developer") role = "system";
     if (role != "user" && role != "system" && role != "assistant") return bad_request("input", where + ".role must be user, system, developer or assistant");
     std::string text;
@@ -82,10 +91,10 @@ std::optional<ApiError> add_item(const Json& item, size_t index, Json& messages)
 // content as parts.
 Json listed_item(const Json& item) {
   Json it = item;
-  const std::string type = item.value("type", item.contains("role") ? "message" : "");
+  const std::string type = str(item, "type", item.contains("role") ? "message" : "");
   it["type"] = type;
   if (type == "message" && it["content"].is_string())
-    it["content"] = Json::array({{{"type", it.value("role", "") == "assistant" ? "output_text" : "input_text"}, {"text", it["content"]}}});
+    it["content"] = Json::array({{{"type", str(it, "role") == "assistant" ? "output_text" : "input_text"}, {"text", it["content"]}}});
   if (!it.contains("id")) {
     const char* prefix = type == "message" ? "msg_" : type == "function_call" ? "fc_" : type == "function_call_output" ? "fco_" : "rs_";
     it["id"] = random_id(prefix);
@@ -146,7 +155,7 @@ std::optional<ApiError> to_chat(const Json& in, ResponseStore& store, Json* out,
     if (!t->is_array()) return bad_request("tools", "'tools' must be an array");
     Json tools = Json::array();
     for (const Json& tool : *t) {
-      if (!tool.is_object() || tool.value("type", "") != "function" || !tool.contains("name"))
+      if (!tool.is_object() || str(tool, "type") != "function" || !tool.contains("name"))
         return bad_request("tools", "only function tools ({\"type\": \"function\", \"name\": ...}) are supported");
       Json f = {{"name", tool["name"]}};
       for (const char* k : {"description", "parameters"})
@@ -157,16 +166,16 @@ std::optional<ApiError> to_chat(const Json& in, ResponseStore& store, Json* out,
   }
   if (auto c = in.find("tool_choice"); c != in.end() && !c->is_null()) {
     if (c->is_string()) o["tool_choice"] = *c;
-    else if (c->is_object() && c->value("type", "") == "function" && c->contains("name"))
+    else if (c->is_object() && str(*c, "type") == "function" && c->contains("name"))
       o["tool_choice"] = {{"type", "function"}, {"function", {{"name", (*c)["name"]}}}};
     else return bad_request("tool_choice", "'tool_choice' must be \"auto\", \"none\", \"required\" or {\"type\": \"function\", \"name\": ...}");
   }
   if (auto t = in.find("text"); t != in.end() && t->is_object() && t->contains("format")) {
     const Json& f = (*t)["format"];
-    const std::string type = f.is_object() ? f.value("type", "") : "";
+    const std::string type = f.is_object() ? str(f, "type") : "";
     if (type == "json_object") o["response_format"] = {{"type", "json_object"}};
     else if (type == "json_schema")
-      o["response_format"] = {{"type", "json_schema"}, {"json_schema", {{"name", f.value("name", "output")}, {"schema", f.value("schema", Json())}}}};
+      o["response_format"] = {{"type", "json_schema"}, {"json_schema", {{"name", str(f, "name", "output")}, {"schema", f.value("schema", Json())}}}};
     else if (type != "text") return bad_request("text", "'text.format' type must be \"text\", \"json_object\" or \"json_schema\"");
   }
   if (auto r = in.find("reasoning"); r != in.end() && r->is_object() && r->contains("effort") && !(*r)["effort"].is_null())
@@ -369,7 +378,8 @@ void handle_responses(GenerationContext& ctx, const httplib::Request& req, httpl
   Turn turn;
   if (auto e = parse_body(req.body, &body)) return reply_error(res, *e);
   if (auto e = to_chat(body, ctx.responses, &chat, &turn)) return reply_error(res, *e);
-  ResponseStore* store = body.value("store", true) && ctx.responses.enabled() ? &ctx.responses : nullptr;
+  const bool keep = !body.contains("store") || !body["store"].is_boolean() || body["store"].get<bool>();  // null: the default
+  ResponseStore* store = keep && ctx.responses.enabled() ? &ctx.responses : nullptr;
   handle_translated(ctx, chat, /*chat=*/true, res, std::make_unique<ResponsesShape>(body, store, std::move(turn)));
 }
 

@@ -250,6 +250,15 @@ TEST(Responses, RefusedRequests) {
   expect_error(post(*s, "/v1/responses", request(4, {{"previous_response_id", 7}})), 400, "", "previous_response_id");
   expect_error(post(*s, "/v1/responses", request(4, {{"conversation", "conv_1"}})), 400, "", "conversation");
   expect_error(post(*s, "/v1/responses", request(4, {{"store", "yes"}})), 400, "", "store");
+  // Fields of the wrong type are 400s naming the field, never a server error.
+  for (const Json& input : {Json::array({{{"role", 5}, {"content", "x"}}}), Json::array({{{"type", 7}, {"content", "x"}}}),
+                            Json::array({{{"role", "user"}, {"content", Json::array({{{"type", "refusal"}, {"refusal", 3}}})}}})})
+    expect_error(post(*s, "/v1/responses", request(4, {{"input", input}})), 400, "", "input");
+  expect_error(post(*s, "/v1/responses", request(4, {{"tools", Json::array({{{"type", 1}, {"name", "f"}}})}})), 400, "", "tools");
+  expect_error(post(*s, "/v1/responses", request(4, {{"text", {{"format", {{"type", false}}}}}})), 400, "", "text");
+  Reply null_store = post(*s, "/v1/responses", request(4, {{"store", nullptr}}));  // null: the default, kept
+  ASSERT_EQ(null_store.status, 200) << null_store.text;
+  EXPECT_EQ(null_store.body["store"], true);
   expect_error(post(*s, "/v1/responses", request(4, {{"input", Json::array()}})), 400, "", "input");
   expect_error(post(*s, "/v1/responses", request(4, {{"input", Json::array({{{"role", "user"}, {"content", Json::array({{{"type", "input_image"}, {"image_url", "x"}}})}}})}})),
                400, "", "input");
