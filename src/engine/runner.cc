@@ -99,7 +99,7 @@ std::string Runner::device_name() const {
 }
 
 Result<vulkan::Executor*> Runner::vk_executor(graph::BatchShape shape) {
-  const std::pair<int64_t, int64_t> key{shape.n_tokens, shape.n_outputs};
+  const ShapeKey key{shape.n_tokens, shape.n_outputs, shape.hidden};
   auto& ex = vk_->executors;
   if (auto it = ex.find(key); it != ex.end()) return it->second.get();
   if (ex.size() >= kMaxExecutors) {
@@ -117,7 +117,7 @@ Result<vulkan::Executor*> Runner::vk_executor(graph::BatchShape shape) {
 }
 
 cpu::Executor& Runner::executor(graph::BatchShape shape) {
-  const std::pair<int64_t, int64_t> key{shape.n_tokens, shape.n_outputs};
+  const ShapeKey key{shape.n_tokens, shape.n_outputs, shape.hidden};
   if (auto it = executors_.find(key); it != executors_.end()) return *it->second;
   // Bound the memory held by executors of shapes seen once (e.g. the tails of chunked prompts):
   // beyond kMaxExecutors, drop the one with the largest arena.

@@ -9,6 +9,7 @@
 #include <memory>
 #include <span>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -119,13 +120,16 @@ class Runner {
   Status begin_step(const graph::Batch& batch);
   void end_step(const graph::Batch& batch);
 
+  // An executor is made per batch shape: tokens, output rows, and whether the rows are hidden
+  // states (embeddings) or logits.
+  using ShapeKey = std::tuple<int64_t, int64_t, bool>;
   struct VulkanState {
     std::unique_ptr<vulkan::Instance> instance;
     std::unique_ptr<vulkan::Device> device;
     std::unique_ptr<vulkan::Kernels> kernels;
     std::unique_ptr<vulkan::ModelWeights> weights;
     std::unique_ptr<vulkan::KvPool> kv;
-    std::map<std::pair<int64_t, int64_t>, std::unique_ptr<vulkan::Executor>> executors;
+    std::map<ShapeKey, std::unique_ptr<vulkan::Executor>> executors;
     const vulkan::Executor* last = nullptr;  // that ran the last step
   };
   std::unique_ptr<VulkanState> vk_;
@@ -134,7 +138,7 @@ class Runner {
   RunnerOptions options_;
   cpu::ThreadPool pool_;
   std::unique_ptr<kv::Cache> cache_;
-  std::map<std::pair<int64_t, int64_t>, std::unique_ptr<cpu::Executor>> executors_;
+  std::map<ShapeKey, std::unique_ptr<cpu::Executor>> executors_;
   std::vector<int32_t> positions_, seq_ids_, output_rows_;  // scratch for decode(seq, ...)
   std::vector<float> logits_;                                // all_logits over several steps
   std::vector<int64_t> next_position_;                       // per sequence, while checking a batch

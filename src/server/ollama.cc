@@ -11,6 +11,12 @@
 #include "server/embeddings.h"
 
 namespace zinc::server {
+
+void reply_ollama_error(httplib::Response& res, int status, const std::string& message) {
+  res.status = status;
+  res.set_content(dump(Json{{"error", message}}), "application/json");
+}
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -25,11 +31,6 @@ std::string rfc3339_now() {
   std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%09ldZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
                 tm.tm_min, tm.tm_sec, nanos);
   return buf;
-}
-
-void reply_ollama_error(httplib::Response& res, int status, const std::string& message) {
-  res.status = status;
-  res.set_content(dump(Json{{"error", message}}), "application/json");
 }
 
 // Ollama's tool calls carry arguments as an object; OpenAI's as JSON text, with ids.

@@ -14,6 +14,8 @@
 
 namespace zinc::server {
 
+// {"error": message} with `status`: Ollama's error shape.
+void reply_ollama_error(httplib::Response& res, int status, const std::string& message);
 void handle_ollama_generation(GenerationContext& ctx, const httplib::Request& req, httplib::Response& res, bool chat);
 void handle_ollama_tags(GenerationContext& ctx, httplib::Response& res);
 void handle_ollama_ps(GenerationContext& ctx, httplib::Response& res);

@@ -117,8 +117,22 @@ Server::Server(const tokenizer::Tokenizer& tok, const chat::ChatFormat& format, 
     reply_error(res, e);
     return httplib::Server::HandlerResponse::Handled;
   }));
-  im.http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
-    reply_error(res, {500, "internal error", "server_error", "", ""});
+  // A JSON field of the wrong type that a handler read without checking it first is the
+  // request's fault: a 400 in the shape of the API asked. Anything else is ours: a 500.
+  im.http.set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr thrown) {
+    ApiError e{500, "internal error", "server_error", "", ""};
+    try {
+      if (thrown) std::rethrow_exception(thrown);
+    } catch (const Json::type_error& x) {
+      const std::string what = x.what();
+      const size_t cut = what.find("] ");
+      e = {400, "a request field has the wrong type: " + (cut == std::string::npos ? what : what.substr(cut + 2)),
+           "invalid_request_error", "", ""};
+    } catch (...) {
+    }
+    if (req.path.rfind("/api/", 0) == 0) reply_ollama_error(res, e.status, e.message);
+    else if (req.path.rfind("/v1/messages", 0) == 0) reply_anthropic_error(res, e.status, e.message);
+    else reply_error(res, e);
   });
   im.http.set_logger([&ctx](const httplib::Request& req, const httplib::Response& res) {
     ctx.metrics.request(endpoint_label(req.path), res.status);

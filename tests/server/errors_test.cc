@@ -95,6 +95,40 @@ TEST(Errors, MalformedRequestsAre400) {
   EXPECT_EQ(post(*s, chat, hi()).status, 200);
 }
 
+// Fields of the wrong type that a handler reads without its own check are 400s in the shape of
+// the API asked (OpenAI's, Anthropic's or Ollama's error), never a server error.
+TEST(Errors, FieldsOfTheWrongTypeAre400InEachApisShape) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto s = TestServer::start();
+  Reply ollama = post(*s, "/api/chat", Json{{"model", 5}, {"messages", Json::array({{{"role", "user"}, {"content", "x"}}})}});
+  EXPECT_EQ(ollama.status, 400) << ollama.text;
+  EXPECT_TRUE(ollama.body["error"].is_string()) << ollama.text;
+  Reply anthropic = post(*s, "/v1/messages", Json{{"model", "s"}, {"max_tokens", 2},
+                                                  {"messages", Json::array({{{"role", 5}, {"content", "x"}}})}});
+  EXPECT_EQ(anthropic.status, 400) << anthropic.text;
+  EXPECT_EQ(anthropic.body["type"], "error") << anthropic.text;
+  EXPECT_EQ(anthropic.body["error"]["type"], "invalid_request_error") << anthropic.text;
+  Reply count = post(*s, "/v1/messages/count_tokens", Json{{"model", "s"}, {"messages", Json::array({{{"role", true}, {"content", "x"}}})}});
+  EXPECT_EQ(count.status, 400) << count.text;
+  EXPECT_EQ(post(*s, "/api/generate", Json{{"model", "s"}, {"prompt", "x"}, {"raw", "yes"}}).status, 400);
+  EXPECT_EQ(post(*s, "/api/pull", Json{{"model", Json::array()}}).status, 400);
+  EXPECT_EQ(post(*s, "/v1/chat/completions", hi()).status, 200);  // still serving
+}
+
+// An embedding whose batch has a decode step's shape (one token, one row) and that decode step
+// use executors of their own: the hidden-state graph is not the logits graph.
+TEST(Errors, EmbeddingAndDecodeOfOneTokenBothRun) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto s = TestServer::start();
+  for (int round = 0; round < 2; ++round) {
+    Reply e = post(*s, "/v1/embeddings", Json{{"input", Json::array({5})}});
+    ASSERT_EQ(e.status, 200) << e.text;
+    EXPECT_EQ(e.body["data"][0]["embedding"].size(), 64u) << e.text;
+    Reply c = post(*s, "/v1/completions", Json{{"prompt", Json::array({5})}, {"max_tokens", 2}});
+    ASSERT_EQ(c.status, 200) << c.text;
+  }
+}
+
 TEST(Errors, ContextOverflowIsContextLengthExceeded) {
   ZINC_REQUIRE_TEST_DATA();
   auto s = TestServer::start();  // 256-token context
