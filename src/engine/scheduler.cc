@@ -120,14 +120,13 @@ void Scheduler::finish(Active& a, FinishReason reason, std::string error) {
   kv::Cache& cache = runner_.cache();
   if (a.seq >= 0) {
     const int64_t n = cache.length(a.seq);
-    if (reason != FinishReason::kError && !prefixes_.snapshots_state()) {
-      prefixes_.insert(a.seq, std::span<const int32_t>(a.tokens.data(), size_t(n)));
-    } else if ((reason == FinishReason::kStop || reason == FinishReason::kLength) && a.req.checkpoint > 0 &&
-               prefixes_.enabled() && n > a.req.checkpoint) {
-      // A chat's next turn repeats this answer after the history: keep the state where it ends
-      // too, so that the answer is not prefilled again where the template renders it unchanged.
-      prefixes_.insert(a.seq, std::span<const int32_t>(a.tokens.data(), size_t(n)));
-    }
+    // Snapshots: only a chat turn's end (its next turn repeats the answer after the history, so
+    // the answer is not prefilled again where the template renders it unchanged).
+    const bool keep = !prefixes_.snapshots_state()
+                          ? reason != FinishReason::kError
+                          : (reason == FinishReason::kStop || reason == FinishReason::kLength) &&
+                                a.req.checkpoint > 0 && prefixes_.enabled() && n > a.req.checkpoint;
+    if (keep) prefixes_.insert(a.seq, std::span<const int32_t>(a.tokens.data(), size_t(n)));
     cache.remove_sequence(a.seq);
     a.seq = -1;
     --n_active_;  // before the event: whoever sees it sees the slot free

@@ -19,6 +19,11 @@ void reply_ollama_error(httplib::Response& res, int status, const std::string& m
 
 namespace {
 
+// Whether `name` (as Ollama's clients send it, perhaps with ":latest") is the served model.
+bool serves(const GenerationContext& ctx, const std::string& name) {
+  return name == ctx.options.model_name || name == ctx.options.model_name + ":latest";
+}
+
 using Clock = std::chrono::steady_clock;
 
 std::string rfc3339_now() {
@@ -314,7 +319,7 @@ void handle_ollama_show(GenerationContext& ctx, const httplib::Request& req, htt
   Json body;
   if (auto e = parse_body(req.body, &body)) return reply_ollama_error(res, e->status, e->message);
   const std::string name = body.value("model", body.value("name", ""));
-  if (name != ctx.options.model_name && name != ctx.options.model_name + ":latest")
+  if (!serves(ctx, name))
     return reply_ollama_error(res, 404, "model '" + name + "' not found (this server has '" + ctx.options.model_name + "')");
   const ModelCard& card = ctx.options.card;
   Json info = {{"general.architecture", card.family}, {"general.parameter_count", card.parameters}};
@@ -330,7 +335,7 @@ void handle_ollama_pull(GenerationContext& ctx, const httplib::Request& req, htt
   Json body;
   if (auto e = parse_body(req.body, &body)) return reply_ollama_error(res, e->status, e->message);
   const std::string name = body.value("model", body.value("name", ""));
-  if (name != ctx.options.model_name && name != ctx.options.model_name + ":latest")
+  if (!serves(ctx, name))
     return reply_ollama_error(res, 404, "model '" + name + "' is not here, and zinc does not download models: it serves '" +
                                             ctx.options.model_name + "', loaded from a GGUF file at start");
   const std::string done = dump(Json{{"status", "success"}});

@@ -17,11 +17,7 @@ bool ResponseStore::put(const std::string& id, StoredResponse entry) {
   const size_t n = id.size() + dump(entry.response).size() + dump(entry.conversation).size() + dump(entry.input_items).size();
   std::lock_guard<std::mutex> lock(mu_);
   if (n > max_bytes_) return false;
-  if (auto it = slots_.find(id); it != slots_.end()) {
-    bytes_ -= it->second.bytes;
-    lru_.erase(it->second.age);
-    slots_.erase(it);
-  }
+  if (auto it = slots_.find(id); it != slots_.end()) remove_locked(it);
   lru_.push_back(id);
   slots_[id] = Slot{std::move(entry), n, std::prev(lru_.end())};
   bytes_ += n;
@@ -41,9 +37,7 @@ bool ResponseStore::erase(const std::string& id) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = slots_.find(id);
   if (it == slots_.end()) return false;
-  bytes_ -= it->second.bytes;
-  lru_.erase(it->second.age);
-  slots_.erase(it);
+  remove_locked(it);
   return true;
 }
 
@@ -53,12 +47,13 @@ size_t ResponseStore::bytes() const {
 }
 
 void ResponseStore::evict_locked() {
-  while (bytes_ > max_bytes_ && !lru_.empty()) {
-    auto it = slots_.find(lru_.front());
-    bytes_ -= it->second.bytes;
-    slots_.erase(it);
-    lru_.pop_front();
-  }
+  while (bytes_ > max_bytes_ && !lru_.empty()) remove_locked(slots_.find(lru_.front()));
+}
+
+void ResponseStore::remove_locked(std::unordered_map<std::string, Slot>::iterator it) {
+  bytes_ -= it->second.bytes;
+  lru_.erase(it->second.age);
+  slots_.erase(it);
 }
 
 }  // namespace zinc::server

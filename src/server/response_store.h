@@ -43,6 +43,7 @@ class ResponseStore {
     std::list<std::string>::iterator age;
   };
   void evict_locked();
+  void remove_locked(std::unordered_map<std::string, Slot>::iterator it);
 
   mutable std::mutex mu_;
   size_t max_bytes_ = size_t(64) << 20, bytes_ = 0;
