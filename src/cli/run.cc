@@ -88,7 +88,8 @@ int run_generate(const RunOptions& o) {
   if (grammar_given) {
     auto text = text_or_file(o.grammar, o.grammar_file);
     if (!text.ok()) return fail(text.status().message());
-    auto grammar = engine::Grammar::compile(*text);
+    const engine::Grammar::Tokens tokens = engine::grammar_tokens(*tok);
+    auto grammar = engine::Grammar::compile(*text, &tokens);
     if (!grammar.ok()) return fail((o.grammar_file.empty() ? "--grammar: " : o.grammar_file + ": ") + grammar.status().message());
     go.constraint = engine::GrammarConstraint::make(engine::TokenVocab::of(*tok), *grammar, tok->vocab().eog_ids());
   }

@@ -49,7 +49,7 @@ std::vector<Range> complement(const std::vector<Range>& r) {
 
 class Parser {
  public:
-  explicit Parser(std::string_view source) : s_(source) {}
+  Parser(std::string_view source, const Grammar::Tokens* tokens) : s_(source), tokens_(tokens) {}
 
   Status parse() {
     skip_space(true);
@@ -63,6 +63,7 @@ class Parser {
   std::vector<Rule> rules;
   std::vector<std::vector<Range>> sets;
   size_t n_items = 0;
+  bool has_tokens = false;
 
   uint32_t rule_id(const std::string& name) {
     auto [it, added] = ids_.try_emplace(name, uint32_t(rules.size()));
@@ -149,6 +150,9 @@ class Parser {
       } else if (c == '.') {
         ++pos_;
         seq.push_back({false, set_of({{0, kMaxCodePoint}})});
+      } else if (c == '<' || (c == '!' && pos_ + 1 < s_.size() && s_[pos_ + 1] == '<')) {
+        ZINC_ASSIGN_OR_RETURN(uint32_t set, parse_token());
+        seq.push_back({false, set});
       } else if (is_word_char(c)) {
         seq.push_back({true, rule_id(parse_name())});
       } else if (c == '(') {
@@ -260,6 +264,42 @@ class Parser {
     return set_of(std::move(ranges));
   }
 
+  // `<[id]>`, `<text>` or either after `!`: the set of that token's symbol, or of every other's.
+  Result<uint32_t> parse_token() {
+    const bool negated = at('!');
+    if (negated) ++pos_;
+    const size_t open = pos_++;
+    uint32_t id = 0;
+    if (at('[')) {
+      ++pos_;
+      const size_t digits = pos_;
+      while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9') {
+        id = id * 10 + uint32_t(s_[pos_++] - '0');
+        if (id >= Grammar::kMaxTokens) return fail("a token id is over " + std::to_string(Grammar::kMaxTokens - 1));
+      }
+      if (pos_ == digits || !at(']') || pos_ + 1 >= s_.size() || s_[pos_ + 1] != '>')
+        return (pos_ = open, fail("a token id is written <[digits]>"));
+      pos_ += 2;
+      if (tokens_ && id >= uint32_t(tokens_->n_tokens))
+        return fail("token id " + std::to_string(id) + " is not in the vocabulary (" + std::to_string(tokens_->n_tokens) + " tokens)");
+    } else {
+      while (pos_ < s_.size() && s_[pos_] != '>' && s_[pos_] != '\n') ++pos_;
+      if (!at('>')) return (pos_ = open, fail("unterminated token: '<' needs a '>' on its line"));
+      const std::string_view text = s_.substr(open, ++pos_ - open);
+      if (!tokens_ || !tokens_->of_text) return fail("token " + std::string(text) + " needs a model's vocabulary");
+      const std::optional<int32_t> token = tokens_->of_text(text);
+      if (!token || *token < 0) return fail("token " + std::string(text) + " is not one token of the vocabulary");
+      id = uint32_t(*token);
+    }
+    has_tokens = true;
+    const uint32_t symbol = Grammar::kTokenBase + id, last = Grammar::kTokenBase + Grammar::kMaxTokens - 1;
+    if (!negated) return set_of({{symbol, symbol}});
+    std::vector<Range> others;
+    if (symbol > Grammar::kTokenBase) others.push_back({Grammar::kTokenBase, symbol - 1});
+    if (symbol < last) others.push_back({symbol + 1, last});
+    return set_of(std::move(others));
+  }
+
   // One character of a literal or class: an escape or a UTF-8 sequence.
   Result<uint32_t> parse_char() {
     const uint8_t c = uint8_t(s_[pos_]);
@@ -305,6 +345,7 @@ class Parser {
   }
 
   std::string_view s_;
+  const Grammar::Tokens* tokens_;
   size_t pos_ = 0;
   int depth_ = 0;
   std::map<std::string, uint32_t> ids_;
@@ -393,9 +434,9 @@ size_t Grammar::class_of(uint32_t code_point) const {
   return size_t(std::upper_bound(bounds.begin(), bounds.end(), code_point) - bounds.begin()) - 1;
 }
 
-Result<std::shared_ptr<const Grammar>> Grammar::compile(std::string_view source) {
+Result<std::shared_ptr<const Grammar>> Grammar::compile(std::string_view source, const Tokens* tokens) {
   if (source.size() > kMaxSource) return error("grammar: over %zu bytes", kMaxSource);
-  Parser p(source);
+  Parser p(source, tokens);
   ZINC_RETURN_IF_ERROR(p.parse());
   for (const Rule& r : p.rules)
     if (!r.defined) return error("grammar: rule '%s' is used but not defined", r.name.c_str());
@@ -415,7 +456,9 @@ Result<std::shared_ptr<const Grammar>> Grammar::compile(std::string_view source)
     }
   }
   g->sets = std::move(p.sets);
+  g->has_tokens = p.has_tokens;
   g->bounds = {0, kMaxCodePoint + 1};
+  if (g->has_tokens) g->bounds.push_back(kTokenBase + kMaxTokens);
   for (const auto& set : g->sets)
     for (const Range& r : set) {
       g->bounds.push_back(r.lo);

@@ -116,13 +116,29 @@ bool GrammarAutomaton::continues(int32_t set, uint32_t lo, uint32_t hi) {
   return false;
 }
 
+int32_t GrammarAutomaton::merge(int32_t a, int32_t b) {
+  if (a < 0 || b < 0 || a == b) return a < 0 ? b : a;
+  std::vector<int32_t> both = sets_[size_t(a)];
+  both.insert(both.end(), sets_[size_t(b)].begin(), sets_[size_t(b)].end());
+  return intern(both);
+}
+
+void GrammarAutomaton::allow_tokens(int32_t set, std::span<uint8_t> allowed) {
+  if (set < 0) return;
+  for (size_t c = g_->first_token_class(); c < g_->n_classes(); ++c) {
+    if (step_class(set, c) == kDead) continue;
+    const size_t lo = g_->bounds[c] - Grammar::kTokenBase, hi = g_->bounds[c + 1] - Grammar::kTokenBase;
+    for (size_t id = lo; id < hi && id < allowed.size(); ++id) allowed[id] = 1;
+  }
+}
+
 const ByteLoops& GrammarAutomaton::loops(int32_t set) {
   if (!loops_done_[size_t(set)]) {
     ByteLoops l;
     for (uint32_t c = 0; c < 128; ++c)
       if (step_class(set, ascii_class_[c]) == set) l.ascii[c / 64] |= uint64_t(1) << (c % 64);
     l.high = true;
-    for (size_t c = g_->class_of(0x80); c < g_->n_classes() && l.high; ++c)
+    for (size_t c = g_->class_of(0x80); c < g_->first_token_class() && l.high; ++c)
       if (g_->bounds[c] < 0xD800 || g_->bounds[c] > 0xDFFF) l.high = step_class(set, c) == set;
     loops_[size_t(set)] = l;
     loops_done_[size_t(set)] = 1;
@@ -176,6 +192,17 @@ bool GrammarState::feed(uint8_t c) {
   return set != GrammarAutomaton::kDead;
 }
 
+Grammar::Tokens grammar_tokens(const tokenizer::Tokenizer& tok) {
+  Grammar::Tokens t;
+  t.n_tokens = tok.vocab().n_tokens();
+  t.of_text = [&tok](std::string_view text) -> std::optional<int32_t> {
+    const std::vector<int32_t> ids = tok.encode(text, /*add_special=*/false, /*parse_special=*/true);
+    if (ids.size() != 1) return std::nullopt;
+    return ids[0];
+  };
+  return t;
+}
+
 GrammarConstraint::GrammarConstraint(std::shared_ptr<const TokenVocab> vocab, std::shared_ptr<GrammarAutomaton> automaton,
                                      std::vector<int32_t> eog)
     : PrefixConstraint(std::move(vocab), GrammarState{automaton.get(), automaton->start()}, std::move(eog), automaton),
@@ -187,9 +214,28 @@ std::shared_ptr<GrammarConstraint> GrammarConstraint::make(std::shared_ptr<const
   return std::shared_ptr<GrammarConstraint>(new GrammarConstraint(std::move(vocab), std::move(automaton), std::move(eog)));
 }
 
+void GrammarConstraint::allow_more(std::span<uint8_t> allowed) const {
+  if (automaton_->has_tokens() && state().need == 0) automaton_->allow_tokens(state().set, allowed);
+}
+
+// A stack with a token reference on top takes the token by its id; the others read its text.
+// Where both go on (and the text ends on a whole character) the grammar goes on from both.
 void GrammarConstraint::accept(int32_t token) {
-  PrefixConstraint::accept(token);
-  if (automaton_->over_budget()) state().set = automaton_->compact(state().set);
+  GrammarState& s = state();
+  const bool by_id = automaton_->has_tokens() && s.need == 0 && token >= 0 && uint32_t(token) < Grammar::kMaxTokens;
+  const int32_t after_id = by_id ? automaton_->step(s.set, Grammar::kTokenBase + uint32_t(token)) : GrammarAutomaton::kDead;
+  if (after_id == GrammarAutomaton::kDead) {
+    PrefixConstraint::accept(token);
+  } else {
+    GrammarState by_text = s;
+    const std::string_view text = size_t(token) < vocab().texts.size() ? std::string_view(vocab().texts[size_t(token)]) : "";
+    bool read = !text.empty();
+    for (size_t i = 0; read && i < text.size(); ++i) read = by_text.feed(uint8_t(text[i]));
+    if (!read) s.set = after_id;
+    else if (by_text.need == 0) s.set = automaton_->merge(by_text.set, after_id);
+    else s = by_text;  // a character left unfinished: only the text's reading can go on
+  }
+  if (automaton_->over_budget()) s.set = automaton_->compact(s.set);
 }
 
 }  // namespace zinc::engine

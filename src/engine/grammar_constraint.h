@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -39,6 +40,11 @@ class GrammarAutomaton {
   bool continues(int32_t set, uint32_t lo, uint32_t hi);
   bool can_end(int32_t set) const { return set >= 0 && sets_[size_t(set)].front() == kAccept; }
   bool must_end(int32_t set) const { return can_end(set) && sets_[size_t(set)].size() == 1; }
+  bool has_tokens() const { return g_->has_tokens; }
+  // Sets allowed[id] for every token id a token reference lets come next.
+  void allow_tokens(int32_t set, std::span<uint8_t> allowed);
+  // The configuration holding the stacks of both (sets of one generation).
+  int32_t merge(int32_t a, int32_t b);
   // The characters after which `set` is itself again (a free text's).
   const ByteLoops& loops(int32_t set);
   bool over_budget() const { return nodes_.size() > kMaxNodes || sets_.size() > kMaxSets || table_ > kMaxTable; }
@@ -89,11 +95,17 @@ struct GrammarState {
   const ByteLoops* loops() const { return need == 0 && set >= 0 ? &automaton->loops(set) : nullptr; }
 };
 
+// A model's tokens for Grammar::compile's token references (the tokenizer must outlive it).
+Grammar::Tokens grammar_tokens(const tokenizer::Tokenizer& tok);
+
 class GrammarConstraint : public PrefixConstraint<GrammarState> {
  public:
   static std::shared_ptr<GrammarConstraint> make(std::shared_ptr<const TokenVocab> vocab, std::shared_ptr<const Grammar> grammar,
                                                  std::vector<int32_t> eog);
   void accept(int32_t token) override;
+
+ protected:
+  void allow_more(std::span<uint8_t> allowed) const override;
 
  private:
   GrammarConstraint(std::shared_ptr<const TokenVocab> vocab, std::shared_ptr<GrammarAutomaton> automaton, std::vector<int32_t> eog);

@@ -151,6 +151,7 @@ class PrefixConstraint : public TokenConstraint {
         if (fail == kNone && !t.empty() && size_t(id) < logits.size()) allowed_[id] = 1;
       }
     }
+    allow_more(allowed_);
     if constexpr (requires(const State& s) { s.can_end(); }) {
       if (state_.can_end())
         for (int32_t id : eog_)
@@ -173,6 +174,10 @@ class PrefixConstraint : public TokenConstraint {
 
  protected:
   State& state() { return state_; }
+  const State& state() const { return state_; }
+  const TokenVocab& vocab() const { return *vocab_; }
+  // Tokens a subclass lets come beside those whose text the state takes (allowed[id] = 1).
+  virtual void allow_more(std::span<uint8_t> /*allowed*/) const {}
 
  private:
   static bool feed_all(State& s, const std::string& text) {

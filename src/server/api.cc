@@ -120,7 +120,7 @@ std::optional<ApiError> parse_tools(const Json& body, GenerationParams* p) {
     if (auto e_ = (expr)) return e_;     \
   } while (0)
 
-std::optional<ApiError> parse_generation(const Json& body, bool chat, GenerationParams* out) {
+std::optional<ApiError> parse_generation(const Json& body, bool chat, GenerationParams* out, const engine::Grammar::Tokens* grammar_tokens) {
   GenerationParams& p = *out;
   if (auto it = body.find("model"); it != body.end() && !it->is_null()) {
     if (!it->is_string()) return bad_request("model", "'model' must be a string");
@@ -194,7 +194,7 @@ std::optional<ApiError> parse_generation(const Json& body, bool chat, Generation
   if (auto it = body.find("grammar"); it != body.end() && !it->is_null()) {
     if (!it->is_string()) return bad_request("grammar", "'grammar' must be a string of GBNF rules");
     if (p.json_object || p.json_schema) return bad_request("grammar", "'grammar' cannot go with a 'response_format' json_object or json_schema");
-    auto compiled = engine::Grammar::compile(it->get<std::string>());
+    auto compiled = engine::Grammar::compile(it->get<std::string>(), grammar_tokens);
     if (!compiled.ok()) return bad_request("grammar", compiled.status().message());
     p.grammar = std::move(*compiled);
   }

@@ -71,6 +71,8 @@ struct GenerationParams {
 // schema using others is refused, naming them), or llama.cpp's `grammar` (GBNF, engine/gbnf.h).
 // tool_choice "required" or a named function holds generation to one call (forced_tools), so it
 // cannot go with a response_format or a grammar.
-std::optional<ApiError> parse_generation(const Json& body, bool chat, GenerationParams* out);
+// `grammar_tokens` resolves the grammar's token references (the served model's vocabulary).
+std::optional<ApiError> parse_generation(const Json& body, bool chat, GenerationParams* out,
+                                         const engine::Grammar::Tokens* grammar_tokens = nullptr);
 
 }  // namespace zinc::server

@@ -97,7 +97,7 @@ struct Job {
   std::string error;
   Json logprobs_chat = Json::array();  // chat: logprobs.content entries
   Json lp_tokens = Json::array(), lp_values = Json::array(), lp_top = Json::array();
-  std::string text_so_far;  // completions: for text_offset
+  size_t text_bytes = 0;  // completions: the answer's text so far, for text_offset (control tokens add none)
   Json lp_offsets = Json::array();
   std::optional<chat::ToolCallParser> tools;  // chat requests with tools, where the template's syntax is known
   int n_taken = 0;  // calls taken out of the content
@@ -166,8 +166,8 @@ struct Job {
     lp_tokens.push_back(piece);
     lp_values.push_back(e.logprob);
     lp_top.push_back(top);
-    lp_offsets.push_back(text_so_far.size());
-    text_so_far += piece;
+    lp_offsets.push_back(text_bytes);
+    text_bytes += ctx.tok.decode_piece(e.token).size();
     return Json{{"tokens", Json::array({piece})}, {"token_logprobs", Json::array({e.logprob})}, {"top_logprobs", Json::array({top})},
                 {"text_offset", Json::array({lp_offsets.back()})}};
   }
@@ -459,7 +459,7 @@ namespace {
 void generate(GenerationContext& ctx, const Json& body, httplib::Response& res, bool chat, std::shared_ptr<AnswerShape> shape) {
   auto reply_error = [&](httplib::Response& r, const ApiError& e) { shape->error(r, e); };
   GenerationParams p;
-  if (auto e = parse_generation(body, chat, &p)) return reply_error(res, *e);
+  if (auto e = parse_generation(body, chat, &p, &ctx.grammar_tokens)) return reply_error(res, *e);
   const int32_t n_vocab = ctx.tok.vocab().n_tokens();
   for (const auto& [id, bias] : p.sampling.logit_bias)
     if (id >= n_vocab)
@@ -537,7 +537,7 @@ void handle_generation(GenerationContext& ctx, const httplib::Request& req, http
 
 std::optional<ApiError> chat_prompt_size(GenerationContext& ctx, const Json& body, int64_t* n) {
   GenerationParams p;
-  if (auto e = parse_generation(body, true, &p)) return e;
+  if (auto e = parse_generation(body, true, &p, &ctx.grammar_tokens)) return e;
   std::vector<int32_t> prompt;
   bool opens_reasoning = false;
   int64_t checkpoint = -1;

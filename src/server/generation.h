@@ -35,6 +35,7 @@ struct GenerationContext {
   std::atomic<bool> stopping{false};  // the server is shutting down: end streams
   // Every token's text (control tokens ""), for JSON mode and structured outputs; made once.
   std::shared_ptr<const engine::TokenVocab> token_vocab;
+  engine::Grammar::Tokens grammar_tokens;  // the vocabulary a request's grammar refers to by `<token>`
   ResponseStore responses;  // /v1/responses kept for previous_response_id (options.responses_store_bytes)
 };
 

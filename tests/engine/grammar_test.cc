@@ -323,6 +323,105 @@ ws ::= | " " | "\n" [ \t]{0,20}
                                     /*finished=*/false);
 }
 
+// llama.cpp's token references: `<[id]>` and `<text>` take one token by its id, `!` any other.
+Grammar::Tokens toy_tokens() {
+  Grammar::Tokens t;
+  t.n_tokens = int32_t(toy_texts().size()) + 1;  // and 135, a control token with the text <ctl>
+  t.of_text = [](std::string_view text) -> std::optional<int32_t> {
+    if (text == "<ctl>") return 135;
+    if (text == "<yes>") return std::nullopt;  // two tokens
+    return std::nullopt;
+  };
+  return t;
+}
+
+TEST(Gbnf, ParsesTokenReferences) {
+  const Grammar::Tokens tokens = toy_tokens();
+  for (const char* ok : {"root ::= <[128]> \"!\"\n", "root ::= !<[128]>* <[0]>\n", "root ::= <ctl> | !<ctl>{2}\n"}) {
+    auto g = Grammar::compile(ok, &tokens);
+    EXPECT_TRUE(g.ok()) << ok << ": " << g.status().message();
+    if (g.ok()) EXPECT_TRUE((*g)->has_tokens);
+  }
+  auto literal = Grammar::compile("root ::= \"<[1]>\"\n", &tokens);
+  ASSERT_TRUE(literal.ok());
+  EXPECT_FALSE((*literal)->has_tokens);  // a literal is characters
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"root ::= <[136]>\n", "not in the vocabulary (136 tokens)"},
+      {"root ::= <[x]>\n", "written <[digits]>"},
+      {"root ::= <[12]\n", "written <[digits]>"},
+      {"root ::= <[99999999]>\n", "over 16777215"},
+      {"root ::= <yes>\n", "<yes> is not one token"},
+      {"root ::= <ctl\n", "unterminated token"},
+      {"root ::= !\"a\"\n", "expected the end of the line"},
+  };
+  for (const auto& [source, why] : cases) {
+    auto g = Grammar::compile(source, &tokens);
+    ASSERT_FALSE(g.ok()) << source;
+    EXPECT_NE(g.status().message().find(why), std::string::npos) << source << " -> " << g.status().message();
+  }
+  auto no_vocab = Grammar::compile("root ::= <ctl>\n");
+  ASSERT_FALSE(no_vocab.ok());
+  EXPECT_NE(no_vocab.status().message().find("needs a model's vocabulary"), std::string::npos);
+}
+
+TEST(GrammarConstraint, TokenReferencesTakeTokensByTheirIds) {
+  std::vector<std::string> texts = toy_texts();
+  texts.push_back("");  // 135: a control token, <ctl>
+  auto vocab = std::make_shared<const TokenVocab>(texts);
+  const Grammar::Tokens tokens = toy_tokens();
+  auto make = [&](const std::string& source) {
+    auto g = Grammar::compile(source, &tokens);
+    EXPECT_TRUE(g.ok()) << source << ": " << g.status().message();
+    return GrammarConstraint::make(vocab, *g, {132});
+  };
+  auto allowed = [&](const GrammarConstraint& c) {
+    std::vector<float> logits(texts.size(), 0.0f);
+    c.mask(logits);
+    std::vector<int> ids;
+    for (size_t i = 0; i < logits.size(); ++i)
+      if (!std::isinf(logits[i])) ids.push_back(int(i));
+    return ids;
+  };
+
+  // A control token (no text) where the grammar names it, and the request ends after it.
+  auto c = make("root ::= \"no\" <ctl>\n");
+  c->accept(129);
+  EXPECT_EQ(allowed(*c), (std::vector<int>{135}));
+  c->accept(135);
+  EXPECT_TRUE(c->finished());
+
+  // By id the token is taken whatever its text; by text the same letters still read as characters.
+  c = make("root ::= <[128]> \"!\" | \"yes\" \"?\"\n");
+  EXPECT_EQ(allowed(*c), (std::vector<int>{'y', 128, 134}));
+  c->accept(128);  // "yes" by id and by text: both continuations stay
+  EXPECT_EQ(allowed(*c), (std::vector<int>{'!', '?'}));
+  c = make("root ::= <[128]> \"!\" | \"yes\" \"?\"\n");
+  c->accept(134);  // "ye" + "s": only the text's reading
+  c->accept('s');
+  EXPECT_EQ(allowed(*c), (std::vector<int>{'?'}));
+
+  // Any token but one, the end of generation among them where the grammar can end.
+  c = make("root ::= \"a\" !<[129]> \"b\"\n");
+  c->accept('a');
+  std::vector<int> all_but;
+  for (int id = 0; id < int(texts.size()); ++id)
+    if (id != 129) all_but.push_back(id);
+  EXPECT_EQ(allowed(*c), all_but);
+  c->accept(130);  // half a character, taken whole as a token
+  EXPECT_EQ(allowed(*c), (std::vector<int>{'b'}));
+  c->accept('b');
+  EXPECT_TRUE(c->finished());
+
+  // Repeated: free tokens until the closing one, then text.
+  c = make("root ::= (!<ctl>)* <ctl> \"yes\"\n");
+  for (int id : {128, 130, 5, 132 - 1}) {
+    ASSERT_EQ(allowed(*c).size(), texts.size()) << id;  // <ctl> as well as every other
+    c->accept(id);
+  }
+  c->accept(135);
+  EXPECT_EQ(allowed(*c), (std::vector<int>{'y', 128, 134}));
+}
+
 TEST(GrammarConstraint, RebuiltTablesGoOnAsBefore) {
   auto g = compile("root ::= item+\nitem ::= \"(\" item* \")\" | [a-c]\n");
   GrammarAutomaton a(g), b(g);

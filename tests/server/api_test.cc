@@ -349,6 +349,42 @@ TEST(Api, GrammarHoldsTheAnswer) {
   EXPECT_TRUE(std::regex_match(streamed, language)) << streamed;
 }
 
+// Token references in a grammar (llama.cpp's `<[id]>` and `<text>`): the answer holds exactly
+// those tokens, a control token among them; ids past the vocabulary and texts of several tokens
+// are 400s naming the grammar.
+TEST(Api, GrammarTokenReferences) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto s = TestServer::start();
+  Reply tokens = post(*s, "/tokenize", Json{{"content", "Once upon"}, {"with_pieces", true}});
+  ASSERT_EQ(tokens.status, 200) << tokens.text;
+  const Json last = tokens.body["tokens"].back();
+  const int id = last["id"];
+  const std::string piece = last["piece"];
+  const std::string grammar = "root ::= \"ok\" <[" + std::to_string(id) + "]> <s> \"end\"\n";
+  Reply r = post(*s, "/v1/completions", Json{{"prompt", "Once upon a time"}, {"max_tokens", 40}, {"grammar", grammar},
+                                             {"temperature", 0.9}, {"seed", 7}, {"logprobs", 1}});
+  ASSERT_EQ(r.status, 200) << r.text;
+  const Json& choice = r.body["choices"][0];
+  EXPECT_EQ(choice["text"], "ok" + piece + "end");
+  EXPECT_EQ(choice["finish_reason"], "stop");
+  std::vector<std::string> drawn = choice["logprobs"]["tokens"];
+  const auto at = std::find(drawn.begin(), drawn.end(), piece);
+  ASSERT_NE(at, drawn.end()) << r.text;
+  ASSERT_NE(at + 1, drawn.end()) << r.text;
+  EXPECT_EQ(*(at + 1), "<s>") << r.text;  // a control token: in the answer's tokens, not in its text
+  const Json& offsets = choice["logprobs"]["text_offset"];
+  const size_t k = size_t(at - drawn.begin());
+  EXPECT_EQ(offsets[k + 1], offsets[k + 2]) << r.text;
+
+  for (const auto& [bad, why] : std::vector<std::pair<std::string, std::string>>{
+           {"root ::= <[100000]>\n", "not in the vocabulary"}, {"root ::= <upon a time>\n", "not one token"}}) {
+    Reply e = post(*s, "/v1/completions", Json{{"prompt", "Hi"}, {"grammar", bad}});
+    EXPECT_EQ(e.status, 400) << bad;
+    EXPECT_EQ(e.body["error"]["param"], "grammar") << e.text;
+    EXPECT_NE(e.body["error"]["message"].get<std::string>().find(why), std::string::npos) << e.text;
+  }
+}
+
 // A forced call (tool_choice "required" or a named function) with a template whose model writes
 // <tool_call> blocks: stories260K comes back with a call of a given tool, its arguments following
 // that tool's parameters (bounded ones, so the call ends within max_tokens), streamed or not.
