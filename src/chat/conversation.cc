@@ -20,6 +20,7 @@ Result<ChatFormat> ChatFormat::from_source(std::string_view source, const tokeni
                                            std::string eos_token, bool is_fallback) {
   ZINC_ASSIGN_OR_RETURN(Template t, Template::parse(source));
   ChatFormat f(std::move(t), tok);
+  f.source_ = std::string(source);
   f.bos_ = std::move(bos_token);
   f.eos_ = std::move(eos_token);
   f.fallback_ = is_fallback;

@@ -51,6 +51,9 @@ class ChatFormat {
                                         std::string eos_token, bool is_fallback = false);
 
   bool is_fallback() const { return fallback_; }
+  const std::string& source() const { return source_; }  // the template's text
+  const std::string& bos_token() const { return bos_; }
+  const std::string& eos_token() const { return eos_; }
   // How the template's model writes tool calls (detect_tool_call_syntax on its source).
   ToolCallSyntax tool_syntax() const { return tool_syntax_; }
   // The prompt text. Message contents may be strings or arrays of {type: "text", text} parts
@@ -69,7 +72,7 @@ class ChatFormat {
   ChatFormat(Template t, const tokenizer::Tokenizer& tok) : template_(std::move(t)), tok_(&tok) {}
   Template template_;
   const tokenizer::Tokenizer* tok_;
-  std::string bos_, eos_;
+  std::string source_, bos_, eos_;
   bool fallback_ = false;
   ToolCallSyntax tool_syntax_ = ToolCallSyntax::kNone;
 };

@@ -30,6 +30,7 @@ struct ServeOptions {
 // What Ollama's /api/tags and /api/show report of the model.
 server::ModelCard model_card(const model::Model& m, const std::string& path) {
   server::ModelCard card;
+  card.path = path;
   const gguf::File& f = m.file();
   if (auto arch = f.find_string("general.architecture"); arch.ok() && *arch) card.family = std::string(**arch);
   for (const auto& t : f.tensors()) card.parameters += t.n_elements();

@@ -62,6 +62,10 @@ struct GenerationParams {
   bool json_object = false;      // response_format {"type": "json_object"}: the answer is one JSON object
   std::shared_ptr<const engine::JsonSchema> json_schema;  // response_format {"type": "json_schema"}
   std::shared_ptr<const engine::Grammar> grammar;        // llama.cpp's 'grammar': GBNF rules
+  // vLLM's 'return_token_ids': each choice (and chunk) carries its token ids in `token_ids`, and
+  // the prompt's go in `prompt_token_ids` (completions: on each choice; chat: beside the choices).
+  bool return_token_ids = false;
+  bool ignore_eos = false;  // vLLM's and llama.cpp's 'ignore_eos': the end-of-generation tokens are never drawn
 };
 
 // Reads the shared fields; `chat` picks the logprobs convention (chat: logprobs bool +

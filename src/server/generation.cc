@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <random>
 #include <vector>
@@ -28,6 +29,23 @@ void reply_error(httplib::Response& res, const ApiError& e) {
   res.set_content(dump(error_json(e)), "application/json");
 }
 
+std::optional<ApiError> chat_request(const Json& body, const Json& tools, chat::ChatRequest* out) {
+  auto m = body.find("messages");
+  if (m == body.end() || !m->is_array() || m->empty()) return ApiError{400, "'messages' must be a non-empty array", "invalid_request_error", "messages", ""};
+  chat::ChatRequest& r = *out;
+  r.messages = *m;
+  r.tools = tools;
+  if (auto k = body.find("chat_template_kwargs"); k != body.end() && !k->is_null()) r.kwargs = *k;
+  // OpenAI's reasoning_effort reaches templates that read it (gpt-oss) as a template variable.
+  if (auto e = body.find("reasoning_effort"); e != body.end() && !e->is_null()) {
+    if (*e != "minimal" && *e != "low" && *e != "medium" && *e != "high")
+      return ApiError{400, "'reasoning_effort' must be \"minimal\", \"low\", \"medium\" or \"high\"", "invalid_request_error",
+                      "reasoning_effort", ""};
+    if (r.kwargs.is_object() && !r.kwargs.contains("reasoning_effort")) r.kwargs["reasoning_effort"] = *e;
+  }
+  return std::nullopt;
+}
+
 namespace {
 
 // Prompt tokens of a request, or the error to answer with; for chats where the scheduler caches
@@ -35,19 +53,8 @@ namespace {
 std::optional<ApiError> prompt_tokens(GenerationContext& ctx, const Json& body, bool chat, const Json& tools,
                                       std::vector<int32_t>* out, bool* opens_reasoning, int64_t* checkpoint) {
   if (chat) {
-    auto m = body.find("messages");
-    if (m == body.end() || !m->is_array() || m->empty()) return ApiError{400, "'messages' must be a non-empty array", "invalid_request_error", "messages", ""};
     chat::ChatRequest r;
-    r.messages = *m;
-    r.tools = tools;
-    if (auto k = body.find("chat_template_kwargs"); k != body.end() && !k->is_null()) r.kwargs = *k;
-    // OpenAI's reasoning_effort reaches templates that read it (gpt-oss) as a template variable.
-    if (auto e = body.find("reasoning_effort"); e != body.end() && !e->is_null()) {
-      if (*e != "minimal" && *e != "low" && *e != "medium" && *e != "high")
-        return ApiError{400, "'reasoning_effort' must be \"minimal\", \"low\", \"medium\" or \"high\"", "invalid_request_error",
-                        "reasoning_effort", ""};
-      if (r.kwargs.is_object() && !r.kwargs.contains("reasoning_effort")) r.kwargs["reasoning_effort"] = *e;
-    }
+    if (auto e = chat_request(body, tools, &r)) return e;
     auto text = ctx.format.render(r);
     if (!text.ok()) return ApiError{400, "chat template: " + text.status().message(), "invalid_request_error", "messages", ""};
     *opens_reasoning = chat::prompt_opens_reasoning(*text);
@@ -93,6 +100,10 @@ struct Job {
   Clock::time_point t_start = Clock::now(), t_first, t_last;
   bool first = true;
   int64_t prompt_tokens = 0, cached_tokens = 0;
+  std::vector<int32_t> prompt_ids;  // with return_token_ids
+  Json token_ids = Json::array();   // with return_token_ids: the answer's so far
+  size_t ids_sent = 0;              // of token_ids, in chunks sent
+  bool prompt_ids_sent = false;     // in the first chunk
   std::string finish_reason;  // set when done
   std::string error;
   Json logprobs_chat = Json::array();  // chat: logprobs.content entries
@@ -191,7 +202,7 @@ struct Job {
     finish_reason = e.finish == engine::FinishReason::kLength ? "length" : "stop";
   }
   // Chunk JSON for a delta (chat: delta object; completions: text).
-  Json chunk(const chat::ReasoningSplitter::Delta& d, Json logprobs, const char* finish, bool with_role) const {
+  Json chunk(const chat::ReasoningSplitter::Delta& d, Json logprobs, const char* finish, bool with_role) {
     Json choice;
     if (chat) {
       Json delta = Json::object();
@@ -202,10 +213,21 @@ struct Job {
     } else {
       choice = {{"text", d.content}, {"index", index}, {"logprobs", logprobs}, {"finish_reason", finish ? Json(finish) : Json(nullptr)}};
     }
+    if (p.return_token_ids) {
+      choice["token_ids"] = Json(std::vector<Json>(token_ids.begin() + long(ids_sent), token_ids.end()));
+      ids_sent = token_ids.size();
+      if (!chat && !prompt_ids_sent) choice["prompt_token_ids"] = prompt_ids;
+    }
     Json c = {{"id", id}, {"object", chat ? "chat.completion.chunk" : "text_completion"}, {"created", created},
               {"model", ctx.options.model_name}, {"system_fingerprint", "zinc"}, {"choices", Json::array({choice})}};
+    if (chat && p.return_token_ids && !prompt_ids_sent) c["prompt_token_ids"] = prompt_ids;
+    prompt_ids_sent = true;
     if (p.include_usage) c["usage"] = nullptr;
     return c;
+  }
+  // Records a token drawn (return_token_ids).
+  void add_token_id(int32_t token) {
+    if (p.return_token_ids) token_ids.push_back(token);
   }
 };
 
@@ -272,6 +294,7 @@ void run_whole(const Jobs& jobs, httplib::Response& res, const AnswerShape& shap
       }
       job.on_token_timing();
       job.add_logprobs(*e);
+      job.add_token_id(e->token);
       add(job.pipeline.push(e->token), false);
       if (job.pipeline.stopped() || job.call_ends_answer()) {
         job.stream->cancel();
@@ -296,12 +319,15 @@ void run_whole(const Jobs& jobs, httplib::Response& res, const AnswerShape& shap
     } else {
       choices.push_back({{"text", content}, {"index", job.index}, {"logprobs", job.logprobs_all()}, {"finish_reason", job.finish_reason},
                          {"stop_reason", job.stop_reason()}});
+      if (job.p.return_token_ids) choices.back()["prompt_token_ids"] = job.prompt_ids;
     }
+    if (job.p.return_token_ids) choices.back()["token_ids"] = job.token_ids;
   }
   const Job& first = *jobs[0];
   Json body = {{"id", first.id}, {"object", first.chat ? "chat.completion" : "text_completion"}, {"created", first.created},
                {"model", first.ctx.options.model_name}, {"system_fingerprint", "zinc"}, {"choices", choices},
                {"usage", usage(jobs)}, {"timings", timings(jobs)}};
+  if (first.chat && first.p.return_token_ids) body["prompt_token_ids"] = first.prompt_ids;
   res.set_content(dump(shape.whole(body)), "application/json");
 }
 
@@ -335,6 +361,7 @@ bool run_stream(const Jobs& jobs, httplib::DataSink& sink, AnswerShape& shape) {
     }
     job.on_token_timing();
     Json lp = job.add_logprobs(*e);
+    job.add_token_id(e->token);
     auto d = job.pipeline.push(e->token);
     const auto calls = job.take_calls(d.content, /*end=*/false);
     bool sent = (delta_empty(d) && lp.is_null()) || send(job.chunk(d, lp, nullptr, false));
@@ -501,6 +528,10 @@ void generate(GenerationContext& ctx, const Json& body, httplib::Response& res, 
     er.sampling.seed += uint32_t(i);
     er.max_tokens = p.max_tokens > 0 ? p.max_tokens : int32_t(n_ctx);
     er.stop_ids = eog;
+    if (p.ignore_eos) {
+      er.stop_ids.clear();
+      for (int32_t id : eog) er.sampling.logit_bias.emplace_back(id, -std::numeric_limits<float>::infinity());
+    }
     er.top_logprobs = p.top_logprobs;
     er.constraint = constraint();
     er.checkpoint = checkpoint;
@@ -517,6 +548,7 @@ void generate(GenerationContext& ctx, const Json& body, httplib::Response& res, 
       job->created = jobs->front()->created;
     }
     job->prompt_tokens = int64_t(prompt.size());
+    if (p.return_token_ids) job->prompt_ids = prompt;
     job->stream = ctx.scheduler.submit(std::move(er));
     jobs->push_back(job);
   }

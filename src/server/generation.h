@@ -57,6 +57,9 @@ int64_t unix_time();
 void reply_error(httplib::Response& res, const ApiError& e);
 // POST /v1/chat/completions (chat) or /v1/completions.
 void handle_generation(GenerationContext& ctx, const httplib::Request& req, httplib::Response& res, bool chat);
+// The template's input from a chat body's messages, `tools`, chat_template_kwargs and
+// reasoning_effort, or the error to answer with.
+std::optional<ApiError> chat_request(const Json& body, const Json& tools, chat::ChatRequest* out);
 // How many tokens a chat request's prompt renders to, or the error to answer with.
 std::optional<ApiError> chat_prompt_size(GenerationContext& ctx, const Json& body, int64_t* n);
 // A chat (or completion) request already parsed and translated into OpenAI's fields, answered in

@@ -25,6 +25,7 @@ namespace zinc::server {
 
 // What Ollama's /api/tags and /api/show tell of the model.
 struct ModelCard {
+  std::string path;          // the GGUF file served
   std::string family;        // general.architecture
   int64_t parameters = 0;    // weights' elements
   std::string quantization;  // "Q4_K_M" (general.file_type), or ""

@@ -55,6 +55,9 @@ TEST(FieldTypes, NoFieldOfAnotherTypeIsAServerError) {
       {"/api/generate", Json::parse(R"({"model":"s","prompt":"hi","stream":false,"options":{"num_predict":1},"raw":false})")},
       {"/api/embed", Json::parse(R"({"model":"s","input":["hi"],"truncate":true,"dimensions":2})")},
       {"/v1/embeddings", Json::parse(R"({"input":"hi","encoding_format":"float"})")},
+      {"/completion", Json::parse(R"({"prompt":"hi","n_predict":1,"n_probs":1,"return_tokens":true,"seed":3,"stop":["x"],
+                                     "logit_bias":[[5,false],["a",1]],"json_schema":{"type":"string"},"ignore_eos":false})")},
+      {"/apply-template", Json::parse(R"({"messages":[{"role":"user","content":"hi"}],"chat_template_kwargs":{"a":1}})")},
       {"/tokenize", Json::parse(R"({"content":"hi","add_special":true})")},
       {"/detokenize", Json::parse(R"({"tokens":[1,2]})")},
   };

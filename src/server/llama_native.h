@@ -1,0 +1,19 @@
+// llama.cpp server's own endpoints, for the clients written against it: POST /completion (its
+// native completion: prompt as text or token ids, n_predict, n_probs, return_tokens, ignore_eos,
+// logit_bias as [[id or text, bias or false], ...], json_schema, grammar and the sampling fields;
+// answered with content, stop, stop_type, tokens_predicted / evaluated / cached, timings and
+// completion_probabilities, streamed as server-sent events of the same objects without a
+// [DONE]), GET /props (the defaults, slots, context, template and model path) and POST
+// /apply-template (a chat's prompt text). Requests map to OpenAI's completion fields and answers
+// come back through an AnswerShape; errors are OpenAI's. Internal to the server.
+#pragma once
+
+#include "server/generation.h"
+
+namespace zinc::server {
+
+void handle_llama_completion(GenerationContext& ctx, const httplib::Request& req, httplib::Response& res);
+void handle_props(GenerationContext& ctx, httplib::Response& res);
+void handle_apply_template(GenerationContext& ctx, const httplib::Request& req, httplib::Response& res);
+
+}  // namespace zinc::server
