@@ -149,6 +149,12 @@ TEST(RunCommand, GrammarHoldsTheOutput) {
   EXPECT_NE(out.find("not both"), std::string::npos) << out;
   EXPECT_EQ(run_command(zinc_binary() + " run -m " + model + " -p x --grammar-file /nonexistent.gbnf 2>&1", &out), 1);
   EXPECT_NE(out.find("cannot open"), std::string::npos) << out;
+  // Token references resolve against the model's vocabulary: <s> (a control token, no text), an id.
+  ASSERT_EQ(run_command(zinc_binary() + " run -m " + model + " -p 'Once upon a time' -n 10 --temp 0 --grammar 'root ::= \"ok\" <s> \" x\"' 2>/dev/null",
+                        &out), 0);
+  EXPECT_TRUE(std::regex_match(out, std::regex("Once upon a timeok x\n?"))) << out;
+  EXPECT_EQ(run_command(zinc_binary() + " run -m " + model + " -p x --grammar 'root ::= <[99999]>' 2>&1", &out), 1);
+  EXPECT_EQ(out, "error: --grammar: grammar line 1: token id 99999 is not in the vocabulary (512 tokens)\n");
 }
 
 }  // namespace
