@@ -229,9 +229,7 @@ void GrammarConstraint::accept(int32_t token) {
   } else {
     GrammarState by_text = s;
     const std::string_view text = size_t(token) < vocab().texts.size() ? std::string_view(vocab().texts[size_t(token)]) : "";
-    bool read = !text.empty();
-    for (size_t i = 0; read && i < text.size(); ++i) read = by_text.feed(uint8_t(text[i]));
-    if (!read) s.set = after_id;
+    if (text.empty() || !feed_all(by_text, text)) s.set = after_id;
     else if (by_text.need == 0) s.set = automaton_->merge(by_text.set, after_id);
     else s = by_text;  // a character left unfinished: only the text's reading can go on
   }

@@ -22,6 +22,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/token_constraint.h"
@@ -173,6 +174,11 @@ class PrefixConstraint : public TokenConstraint {
   bool finished() const override { return state_.complete(); }
 
  protected:
+  static bool feed_all(State& s, std::string_view text) {
+    for (char c : text)
+      if (!s.feed(uint8_t(c))) return false;
+    return true;
+  }
   State& state() { return state_; }
   const State& state() const { return state_; }
   const TokenVocab& vocab() const { return *vocab_; }
@@ -180,12 +186,6 @@ class PrefixConstraint : public TokenConstraint {
   virtual void allow_more(std::span<uint8_t> /*allowed*/) const {}
 
  private:
-  static bool feed_all(State& s, const std::string& text) {
-    for (char c : text)
-      if (!s.feed(uint8_t(c))) return false;
-    return true;
-  }
-
   std::shared_ptr<const TokenVocab> vocab_;
   std::vector<int32_t> eog_;
   std::shared_ptr<const void> keep_alive_;

@@ -28,16 +28,12 @@ std::optional<ApiError> translate(const GenerationContext& ctx, const Json& in, 
   if (prompt->is_array() && prompt->size() == 1 && (*prompt)[0].is_string()) prompt = &(*prompt)[0];
   if (prompt->is_string()) {
     info->prompt_text = prompt->get<std::string>();
-  } else if (prompt->is_array() && !prompt->empty()) {
+  } else if (prompt->is_array()) {  // token ids, which the completion checks as it reads them
     std::vector<int32_t> ids;
-    for (const Json& x : *prompt) {
-      const int64_t id = x.is_number_integer() ? x.get<int64_t>() : -1;
-      if (id < 0 || id > INT32_MAX || !ctx.tok.vocab().valid_id(int32_t(id)))
-        return bad_request("prompt", "'prompt' must be a string or an array of token ids within the vocabulary (one prompt a request)");
-      ids.push_back(int32_t(id));
-    }
-    auto text = ctx.tok.decode(ids);
-    if (text.ok()) info->prompt_text = *text;
+    for (const Json& x : *prompt)
+      if (x.is_number_integer() && x.get<int64_t>() >= 0 && x.get<int64_t>() <= INT32_MAX) ids.push_back(x.get<int32_t>());
+    if (ids.size() == prompt->size())
+      if (auto text = ctx.tok.decode(ids); text.ok()) info->prompt_text = *text;
   } else {
     return bad_request("prompt", "'prompt' must be a string or an array of token ids (one prompt a request)");
   }
