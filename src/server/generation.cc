@@ -84,13 +84,14 @@ std::optional<ApiError> prompt_tokens(GenerationContext& ctx, const Json& body, 
 
 // One choice of a request in flight: its stream, the text pipeline and the pieces of its response.
 struct Job {
-  Job(GenerationContext& c, bool is_chat, GenerationParams params, bool opens_reasoning)
-      : ctx(c), chat(is_chat), p(std::move(params)),
+  Job(GenerationContext& c, bool is_chat, GenerationParams params, bool opens_reasoning, bool logprob_entries)
+      : ctx(c), chat(is_chat), entries(is_chat || logprob_entries), p(std::move(params)),
         // A constrained answer (JSON mode, a schema, a forced call) is all content, even after a
         // prompt that opens <think>.
         pipeline(c.tok, p.stop, is_chat && !p.json_object && !p.json_schema && !p.grammar && p.forced_tools.empty(), opens_reasoning), id(random_id(is_chat ? "chatcmpl-" : "cmpl-")), created(unix_time()) {}
   GenerationContext& ctx;
   bool chat;
+  bool entries;  // logprobs as chat's entries (with ids where not chat: AnswerShape::logprob_entries)
   GenerationParams p;
   TextPipeline pipeline;
   std::string id;  // the request's: every choice of it shares id and created
@@ -106,7 +107,7 @@ struct Job {
   bool prompt_ids_sent = false;     // in the first chunk
   std::string finish_reason;  // set when done
   std::string error;
-  Json logprobs_chat = Json::array();  // chat: logprobs.content entries
+  Json logprobs_chat = Json::array();  // logprobs.content entries
   Json lp_tokens = Json::array(), lp_values = Json::array(), lp_top = Json::array();
   size_t text_bytes = 0;  // completions: the answer's text so far, for text_offset (control tokens add none)
   Json lp_offsets = Json::array();
@@ -158,12 +159,14 @@ struct Job {
     const std::string_view piece = ctx.tok.decode_piece(id_, true);
     Json bytes = Json::array();
     for (char c : piece) bytes.push_back(int(uint8_t(c)));
-    return Json{{"token", std::string(piece)}, {"logprob", lp}, {"bytes", bytes}};
+    Json entry = {{"token", std::string(piece)}, {"logprob", lp}, {"bytes", bytes}};
+    if (!chat) entry["id"] = id_;
+    return entry;
   }
   // Records the logprobs of one token event; returns the chunk's logprobs value (or null).
   Json add_logprobs(const engine::Event& e) {
     if (p.top_logprobs < 0) return nullptr;
-    if (chat) {
+    if (entries) {
       Json entry = token_entry(e.token, e.logprob);
       Json top = Json::array();
       for (const auto& t : e.top) top.push_back(token_entry(t.token, t.logprob));
@@ -184,7 +187,7 @@ struct Job {
   }
   Json logprobs_all() const {
     if (p.top_logprobs < 0) return nullptr;
-    if (chat) return Json{{"content", logprobs_chat}};
+    if (entries) return Json{{"content", logprobs_chat}};
     return Json{{"tokens", lp_tokens}, {"token_logprobs", lp_values}, {"top_logprobs", lp_top}, {"text_offset", lp_offsets}};
   }
   void on_token_timing() {
@@ -535,7 +538,7 @@ void generate(GenerationContext& ctx, const Json& body, httplib::Response& res, 
     er.top_logprobs = p.top_logprobs;
     er.constraint = constraint();
     er.checkpoint = checkpoint;
-    auto job = std::make_shared<Job>(ctx, chat, p, opens_reasoning);
+    auto job = std::make_shared<Job>(ctx, chat, p, opens_reasoning, shape->logprob_entries());
     if (parse_calls) {
       job->tools.emplace(ctx.format.tool_syntax(), job->p.tools);
       for (const std::string& marker : chat::tool_call_control_texts(ctx.format.tool_syntax()))

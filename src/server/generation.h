@@ -51,6 +51,8 @@ class AnswerShape {
   virtual std::string chunk(const Json& chunk) = 0;
   virtual std::string end() = 0;  // after the last chunk
   virtual const char* stream_type() const { return "text/event-stream"; }
+  // Logprobs as chat's ordered entries, each with its token id ("id"), on either endpoint.
+  virtual bool logprob_entries() const { return false; }
 };
 
 int64_t unix_time();

@@ -87,26 +87,10 @@ std::optional<ApiError> translate(const GenerationContext& ctx, const Json& in, 
   return std::nullopt;
 }
 
-Json text_bytes(const std::string& text) {
-  Json b = Json::array();
-  for (char c : text) b.push_back(int(uint8_t(c)));
-  return b;
-}
-
-// OpenAI's completion logprobs of some tokens (and their ids) as llama.cpp's completion_probabilities.
-Json probabilities(const Json& logprobs, const Json& ids) {
-  Json out = Json::array();
-  if (!logprobs.is_object()) return out;
-  const Json& tokens = logprobs["tokens"];
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    Json top = Json::array();
-    for (const auto& [text, lp] : logprobs["top_logprobs"][i].items())
-      top.push_back({{"token", text}, {"logprob", lp}, {"bytes", text_bytes(text)}});
-    Json entry = {{"token", tokens[i]}, {"logprob", logprobs["token_logprobs"][i]}, {"bytes", text_bytes(tokens[i])}, {"top_logprobs", top}};
-    if (ids.is_array() && i < ids.size()) entry["id"] = ids[i];
-    out.push_back(std::move(entry));
-  }
-  return out;
+// The logprobs entries of some tokens (AnswerShape::logprob_entries) as llama.cpp's completion_probabilities.
+Json probabilities(const Json& logprobs) {
+  if (!logprobs.is_object() || !logprobs["content"].is_array()) return Json::array();
+  return logprobs["content"];
 }
 
 class LlamaShape : public AnswerShape {
@@ -119,7 +103,7 @@ class LlamaShape : public AnswerShape {
     const Json& choice = completion["choices"][0];
     const std::string content = choice.value("text", "");
     Json r = head(content, info_.return_tokens ? choice["token_ids"] : Json::array(), true);
-    if (info_.n_probs > 0) r["completion_probabilities"] = probabilities(choice["logprobs"], choice["token_ids"]);
+    if (info_.n_probs > 0) r["completion_probabilities"] = probabilities(choice["logprobs"]);
     finish(r, choice.value("finish_reason", "stop"), choice.value("stop_reason", Json()), completion["usage"], completion["timings"]);
     return r;
   }
@@ -143,10 +127,11 @@ class LlamaShape : public AnswerShape {
     Json r = head(text, info_.return_tokens ? ids : Json::array(), false);
     r["tokens_predicted"] = predicted_;
     r["tokens_evaluated"] = prompt_n_;
-    if (probs) r["completion_probabilities"] = probabilities(choice["logprobs"], ids);
+    if (probs) r["completion_probabilities"] = probabilities(choice["logprobs"]);
     return "data: " + dump(r) + "\n\n";
   }
   std::string end() override { return ""; }
+  bool logprob_entries() const override { return true; }
 
  private:
   Json head(const std::string& content, const Json& tokens, bool stop) const {

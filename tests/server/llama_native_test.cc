@@ -4,6 +4,7 @@
 // vLLM's return_token_ids and ignore_eos on OpenAI's endpoints.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,12 @@ TEST(LlamaNative, TokensProbabilitiesStopWordsAndBiases) {
     EXPECT_LE(probs[i]["logprob"].get<double>(), 0.0);
     EXPECT_EQ(probs[i]["top_logprobs"].size(), 3u) << probs[i];
     EXPECT_EQ(probs[i]["top_logprobs"][0]["token"], probs[i]["token"]) << probs[i];  // greedy: the likeliest
+    EXPECT_EQ(probs[i]["top_logprobs"][0]["id"], tokens[i]) << probs[i];
+    std::set<int64_t> alt_ids;  // the alternatives, likeliest first, each its own id
+    for (const Json& alt : probs[i]["top_logprobs"]) {
+      EXPECT_LE(alt["logprob"].get<double>(), probs[i]["top_logprobs"][0]["logprob"].get<double>());
+      EXPECT_TRUE(alt_ids.insert(alt["id"].get<int64_t>()).second) << probs[i];
+    }
   }
   Reply detok = post(*s, "/detokenize", Json{{"tokens", tokens}});
   ASSERT_EQ(detok.status, 200);
