@@ -169,8 +169,13 @@ class LlamaShape : public AnswerShape {
 }  // namespace
 
 void handle_llama_completion(GenerationContext& ctx, const httplib::Request& req, httplib::Response& res) {
-  Json body, translated;
+  Json body;
   if (auto e = parse_body(req.body, &body)) return reply_error(res, *e);
+  answer_llama_completion(ctx, body, res);
+}
+
+void answer_llama_completion(GenerationContext& ctx, const Json& body, httplib::Response& res) {
+  Json translated;
   NativeRequest info;
   if (auto e = translate(ctx, body, &translated, &info)) return reply_error(res, *e);
   handle_translated(ctx, translated, false, res, std::make_unique<LlamaShape>(ctx.options.model_name, std::move(info)));

@@ -13,6 +13,8 @@
 namespace zinc::server {
 
 void handle_llama_completion(GenerationContext& ctx, const httplib::Request& req, httplib::Response& res);
+// POST /completion's answer to a body already parsed.
+void answer_llama_completion(GenerationContext& ctx, const Json& body, httplib::Response& res);
 void handle_props(GenerationContext& ctx, httplib::Response& res);
 void handle_apply_template(GenerationContext& ctx, const httplib::Request& req, httplib::Response& res);
 

@@ -17,6 +17,7 @@
 #include "server/api.h"
 #include "server/embeddings.h"
 #include "server/generation.h"
+#include "server/infill.h"
 #include "server/llama_native.h"
 #include "server/metrics.h"
 #include "server/ollama.h"
@@ -65,7 +66,7 @@ std::string endpoint_label(const std::string& path) {
   for (const char* known : {"/v1/chat/completions", "/v1/completions", "/chat/completions", "/completions", "/v1/messages",
                             "/v1/messages/count_tokens", "/v1/responses", "/api/chat", "/api/generate", "/api/show", "/api/tags", "/api/ps", "/api/embed", "/api/embeddings",
                             "/api/version", "/api/pull", "/api/create", "/api/copy", "/api/push", "/api/delete", "/v1/models",
-                            "/v1/embeddings", "/embeddings", "/tokenize", "/detokenize", "/completion", "/props", "/apply-template", "/health", "/metrics", "/"})
+                            "/v1/embeddings", "/embeddings", "/tokenize", "/detokenize", "/completion", "/infill", "/props", "/apply-template", "/health", "/metrics", "/"})
     if (path == known) return path;
   if (path.rfind("/v1/models/", 0) == 0) return "/v1/models/{id}";
   if (path.rfind("/v1/responses/", 0) == 0)
@@ -192,6 +193,7 @@ Server::Server(const tokenizer::Tokenizer& tok, const chat::ChatFormat& format, 
     im.http.Post(path, [&ctx](const httplib::Request& req, httplib::Response& res) { handle_embeddings(ctx, req, res); });
   // llama.cpp's own endpoints.
   im.http.Post("/completion", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_llama_completion(ctx, req, res); });
+  im.http.Post("/infill", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_infill(ctx, req, res); });
   im.http.Get("/props", [&ctx](const httplib::Request&, httplib::Response& res) { handle_props(ctx, res); });
   im.http.Post("/apply-template", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_apply_template(ctx, req, res); });
   im.http.Post("/tokenize", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_tokenize(ctx, req, res); });

@@ -47,11 +47,12 @@ struct TestServer {
   std::unique_ptr<engine::Scheduler> scheduler;
   std::unique_ptr<Server> server;
 
-  // template_source "" → the model's (stories260K has none: ChatML).
+  // template_source "" → the model's (stories260K has none: ChatML); `model` is absolute or under
+  // the test data.
   static std::unique_ptr<TestServer> start(ServerOptions o = {}, const std::string& template_source = "", int parallel = 4,
                                            int64_t n_ctx = 256, const std::string& model = "models/stories260K.gguf") {
     auto t = std::make_unique<TestServer>();
-    t->model = std::move(model::Model::load(test::data_path(model)).value());
+    t->model = std::move(model::Model::load(model.starts_with('/') ? model : test::data_path(model)).value());
     t->tok = std::move(tokenizer::Tokenizer::load(t->model->file()).value());
     t->format = std::make_unique<chat::ChatFormat>(chat::ChatFormat::create(t->model->file(), *t->tok, template_source).value());
     engine::RunnerOptions ro;
