@@ -85,7 +85,7 @@ std::shared_ptr<Stream> Scheduler::submit(Request request) {
           " (prompt and completion)";
   for (int32_t t : a->req.prompt)
     if (err.empty() && (t < 0 || t >= n_vocab)) err = "token " + std::to_string(t) + " is outside the vocabulary";
-  if (a->req.max_tokens < 1 && err.empty()) err = "max_tokens must be at least 1";
+  if (a->req.max_tokens < (a->req.prompt_logprobs >= 0 ? 0 : 1) && err.empty()) err = "max_tokens must be at least 1";
   if (!err.empty()) {
     finish(*a, FinishReason::kError, err);
     return stream;
@@ -158,7 +158,8 @@ bool Scheduler::admit(std::unique_ptr<Active>& a) {
   ++n_active_;
   a->tokens = a->req.prompt;
   a->tokens.reserve(size_t(a->n_prompt + a->req.max_tokens));
-  a->n_cached = prefixes_.adopt(a->seq, a->req.prompt, a->n_prompt - 1);  // the last token is always computed
+  // The last token is always computed; a scored prompt, every token.
+  a->n_cached = a->req.prompt_logprobs >= 0 ? 0 : prefixes_.adopt(a->seq, a->req.prompt, a->n_prompt - 1);
   cached_total_ += a->n_cached;
   if (prefixes_.snapshots_state()) {
     const int64_t at = a->req.checkpoint < 0 ? a->n_prompt - 1 : std::min(a->req.checkpoint, a->n_prompt - 1);
@@ -166,6 +167,13 @@ bool Scheduler::admit(std::unique_ptr<Active>& a) {
   }
   a->sampler = std::make_unique<Sampler>(a->req.sampling, int32_t(runner_.model().hparams().n_vocab));
   for (int32_t t : a->req.prompt) a->sampler->accept(t);
+  if (a->req.prompt_logprobs >= 0) {
+    Event e;
+    e.kind = Event::Kind::kPrompt;
+    e.token = a->req.prompt[0];
+    e.scored = false;
+    a->stream->push(std::move(e));
+  }
   return true;
 }
 
@@ -265,7 +273,7 @@ Status Scheduler::step() {
     }
     if (output) {
       output_rows_.push_back(int32_t(tokens_.size() - 1));
-      row_owner_.push_back(&a);
+      row_owner_.push_back({&a, -1});
     }
     need_pages += std::max<int64_t>(0, kv::pages_for(start + int64_t(toks.size())) - int64_t(cache.page_table(a.seq).size()));
   };
@@ -276,15 +284,25 @@ Status Scheduler::step() {
   for (auto& a : active_) {
     const int64_t done = cache.length(a->seq);
     if (a->pending >= 0 || done >= a->n_prompt || budget <= 0) continue;
-    const int64_t n = std::min(a->checkpoint > done ? a->checkpoint - done : a->n_prompt - done, budget);
+    const bool scored = a->req.prompt_logprobs >= 0;
+    int64_t n = std::min(a->checkpoint > done ? a->checkpoint - done : a->n_prompt - done, budget);
+    if (scored) n = std::min(n, kScoredChunk);
     budget -= n;
     computed_total_ += n;
-    add(*a, std::span<const int32_t>(a->tokens.data() + done, size_t(n)), done + n == a->n_prompt);
+    const size_t first_row = tokens_.size();
+    const bool last = done + n == a->n_prompt;
+    add(*a, std::span<const int32_t>(a->tokens.data() + done, size_t(n)), last && !scored);
+    if (scored) {  // each token's row scores the next prompt token; the last one's samples
+      for (int64_t i = 0; i < n; ++i) {
+        output_rows_.push_back(int32_t(first_row + size_t(i)));
+        row_owner_.push_back({a.get(), done + i + 1 < a->n_prompt ? done + i + 1 : -1});
+      }
+    }
   }
   if (tokens_.empty()) return ok_status();
   if (output_rows_.empty()) {  // only prompt chunks: the runner still produces one row, unused
     output_rows_.push_back(int32_t(tokens_.size() - 1));
-    row_owner_.push_back(nullptr);
+    row_owner_.push_back({});
   }
   prefixes_.evict_for(need_pages);
   n_prefixes_ = int64_t(prefixes_.size());
@@ -300,10 +318,22 @@ Status Scheduler::step() {
   pages_used_ = cache.used_pages();
   const size_t n_vocab = size_t(runner_.model().hparams().n_vocab);
   for (size_t r = 0; r < row_owner_.size(); ++r) {
-    if (!row_owner_[r]) continue;
-    Active& a = *row_owner_[r];
+    if (!row_owner_[r].active || row_owner_[r].active->done) continue;
+    Active& a = *row_owner_[r].active;
     const std::span<const float> row = logits.subspan(r * n_vocab, n_vocab);
+    if (row_owner_[r].scores >= 0) {
+      Event e;
+      e.kind = Event::Kind::kPrompt;
+      e.token = a.tokens[size_t(row_owner_[r].scores)];
+      fill_logprobs(row, e.token, a.req.prompt_logprobs, e);
+      a.stream->push(std::move(e));
+      continue;
+    }
     a.pending = -1;
+    if (a.req.max_tokens == 0) {  // the prompt scored, nothing to generate
+      finish(a, FinishReason::kLength);
+      continue;
+    }
     std::span<const float> sample_row = row;
     if (a.req.constraint) {
       masked_.assign(row.begin(), row.end());

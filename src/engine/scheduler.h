@@ -42,9 +42,11 @@ enum class FinishReason : uint8_t { kStop, kLength, kCancelled, kError };
 const char* finish_reason_name(FinishReason r);  // "stop", "length", "cancelled", "error"
 
 struct Event {
-  enum class Kind : uint8_t { kToken, kDone } kind = Kind::kToken;
+  // kPrompt: a prompt token and its score (Request::prompt_logprobs), all before the first kToken.
+  enum class Kind : uint8_t { kToken, kPrompt, kDone } kind = Kind::kToken;
   int32_t token = -1;
   float logprob = 0;
+  bool scored = true;  // kPrompt: false for the first prompt token (nothing comes before it)
   std::vector<TokenLogprob> top;  // top_logprobs alternatives, most likely first
   // kDone:
   FinishReason finish = FinishReason::kStop;
@@ -60,6 +62,10 @@ struct Request {
   int32_t max_tokens = 128;       // tokens to generate at most
   std::vector<int32_t> stop_ids;  // end-of-generation ids (not emitted; finish = stop)
   int32_t top_logprobs = -1;      // <0: no logprobs; 0: the chosen token's only; n: n alternatives
+  // >= 0: every prompt token comes back as a kPrompt event with its logprob and this many
+  // alternatives (the prompt is computed whole, not taken from the prefix cache); max_tokens may
+  // then be 0, which scores the prompt and generates nothing.
+  int32_t prompt_logprobs = -1;
   // Restricts what may be sampled (logprobs still come from the raw row); when it reports
   // finished() after a token, the request ends with kStop.
   std::shared_ptr<TokenConstraint> constraint;
@@ -145,7 +151,12 @@ class Scheduler {
   std::atomic<int64_t> n_active_{0}, pages_used_{0}, cached_total_{0}, computed_total_{0}, n_prefixes_{0}, steps_{0};
   // Step scratch (worker only).
   std::vector<int32_t> tokens_, positions_, seq_ids_, output_rows_;
-  std::vector<Active*> row_owner_;
+  static constexpr int64_t kScoredChunk = 64;  // a scored prompt's tokens a step (each a logits row)
+  struct RowOwner {
+    Active* active = nullptr;  // nullptr: a row nobody reads
+    int64_t scores = -1;       // the prompt token this row scores, or -1: the row samples
+  };
+  std::vector<RowOwner> row_owner_;
   std::vector<float> masked_;  // a constrained request's logits row, masked
   std::thread worker_;
 };

@@ -140,9 +140,10 @@ std::optional<ApiError> parse_generation(const Json& body, bool chat, Generation
   ZINC_API_CHECK(integer(body, "seed", INT64_MIN, INT64_MAX, &v));
   p.seed_given = body.contains("seed") && !body["seed"].is_null();
   s.seed = p.seed_given ? uint32_t(uint64_t(v)) : std::random_device{}();
+  if (!chat) ZINC_API_CHECK(boolean(body, "echo", &p.echo));
   for (const char* key : {"max_tokens", "max_completion_tokens"}) {
     v = p.max_tokens;
-    ZINC_API_CHECK(integer(body, key, 1, INT32_MAX, &v));
+    ZINC_API_CHECK(integer(body, key, p.echo ? 0 : 1, INT32_MAX, &v));
     p.max_tokens = int32_t(v);
   }
   if (auto it = body.find("logit_bias"); it != body.end() && !it->is_null()) {

@@ -66,6 +66,9 @@ struct GenerationParams {
   // the prompt's go in `prompt_token_ids` (completions: on each choice; chat: beside the choices).
   bool return_token_ids = false;
   bool ignore_eos = false;  // vLLM's and llama.cpp's 'ignore_eos': the end-of-generation tokens are never drawn
+  // Completions' 'echo': the prompt's text comes first in the answer (with logprobs, every prompt
+  // token's too, the first one's null); max_tokens may then be 0.
+  bool echo = false;
 };
 
 // Reads the shared fields; `chat` picks the logprobs convention (chat: logprobs bool +

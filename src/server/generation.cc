@@ -111,6 +111,10 @@ struct Job {
   Json lp_tokens = Json::array(), lp_values = Json::array(), lp_top = Json::array();
   size_t text_bytes = 0;  // completions: the answer's text so far, for text_offset (control tokens add none)
   Json lp_offsets = Json::array();
+  std::string echo;        // completions with echo: the prompt's text, before the answer
+  bool echo_sent = false;  // streamed: in its own first chunk
+  std::vector<size_t> prompt_offsets;  // echo with logprobs: each prompt token's text_offset
+  size_t n_prompt_scored = 0;          // of them, recorded
   std::optional<chat::ToolCallParser> tools;  // chat requests with tools, where the template's syntax is known
   int n_taken = 0;  // calls taken out of the content
   bool short_call_ids = false;  // Mistral's templates take 9 alphanumerics as a call's id
@@ -185,6 +189,21 @@ struct Job {
     return Json{{"tokens", Json::array({piece})}, {"token_logprobs", Json::array({e.logprob})}, {"top_logprobs", Json::array({top})},
                 {"text_offset", Json::array({lp_offsets.back()})}};
   }
+  // Records a prompt token's logprob (echo with logprobs): null for the first, which nothing scores.
+  void add_prompt_logprob(const engine::Event& e) {
+    lp_tokens.push_back(std::string(ctx.tok.decode_piece(e.token, true)));
+    Json top = nullptr;
+    if (e.scored) {
+      top = Json::object();
+      for (const auto& t : e.top) top[std::string(ctx.tok.decode_piece(t.token, true))] = t.logprob;
+    }
+    lp_values.push_back(e.scored ? Json(e.logprob) : Json(nullptr));
+    lp_top.push_back(top);
+    lp_offsets.push_back(n_prompt_scored < prompt_offsets.size() ? prompt_offsets[n_prompt_scored] : 0);
+    ++n_prompt_scored;
+  }
+  // Once the prompt's tokens are in: the answer's offsets count from the echoed text's end.
+  void end_of_prompt() { text_bytes = echo.size(); }
   Json logprobs_all() const {
     if (p.top_logprobs < 0) return nullptr;
     if (entries) return Json{{"content", logprobs_chat}};
@@ -291,10 +310,15 @@ void run_whole(const Jobs& jobs, httplib::Response& res, const AnswerShape& shap
       }
       auto e = job.stream->next(std::chrono::milliseconds(100));
       if (!e) continue;
+      if (e->kind == engine::Event::Kind::kPrompt) {
+        job.add_prompt_logprob(*e);
+        continue;
+      }
       if (e->kind == engine::Event::Kind::kDone) {
         job.on_done(*e);
         break;
       }
+      if (job.first) job.end_of_prompt();
       job.on_token_timing();
       job.add_logprobs(*e);
       job.add_token_id(e->token);
@@ -320,7 +344,7 @@ void run_whole(const Jobs& jobs, httplib::Response& res, const AnswerShape& shap
       choices.push_back({{"index", job.index}, {"message", message}, {"logprobs", job.logprobs_all()}, {"finish_reason", job.final_reason()},
                          {"stop_reason", job.stop_reason()}});
     } else {
-      choices.push_back({{"text", content}, {"index", job.index}, {"logprobs", job.logprobs_all()}, {"finish_reason", job.finish_reason},
+      choices.push_back({{"text", job.echo + content}, {"index", job.index}, {"logprobs", job.logprobs_all()}, {"finish_reason", job.finish_reason},
                          {"stop_reason", job.stop_reason()}});
       if (job.p.return_token_ids) choices.back()["prompt_token_ids"] = job.prompt_ids;
     }
@@ -358,10 +382,22 @@ bool run_stream(const Jobs& jobs, httplib::DataSink& sink, AnswerShape& shape) {
     auto e = job.stream->next(wait);
     if (!e) return true;
     *got = true;
+    if (e->kind == engine::Event::Kind::kPrompt) {
+      job.add_prompt_logprob(*e);
+      return true;
+    }
+    if (!job.echo.empty() && !job.echo_sent) {  // the prompt's text and logprobs, in a chunk of their own
+      job.echo_sent = true;
+      if (!send(job.chunk({{}, job.echo}, job.logprobs_all(), nullptr, false))) {
+        *ok = false;
+        return false;
+      }
+    }
     if (e->kind == engine::Event::Kind::kDone) {
       job.on_done(*e);
       return false;
     }
+    if (job.first) job.end_of_prompt();
     job.on_token_timing();
     Json lp = job.add_logprobs(*e);
     job.add_token_id(e->token);
@@ -521,6 +557,27 @@ void generate(GenerationContext& ctx, const Json& body, httplib::Response& res, 
     if (!maker.ok()) return reply_error(res, {400, "tool_choice: " + maker.status().message(), "invalid_request_error", "tool_choice", ""});
     constraint = std::move(*maker);
   }
+  std::string echo;  // the prompt as the request gave it (ids: their text)
+  tokenizer::DecodeOptions as_text;
+  as_text.remove_special = true;
+  if (p.echo) {
+    const Json* given = &body["prompt"];
+    if (given->is_array() && given->size() == 1 && (*given)[0].is_string()) given = &(*given)[0];
+    if (given->is_string()) echo = given->get<std::string>();
+    else if (auto text = ctx.tok.decode(prompt, as_text); text.ok()) echo = *text;
+  }
+  // Each prompt token's offset in the echoed text: its pieces' lengths so far, less what the text
+  // lacks at the start (SentencePiece's leading space).
+  std::vector<size_t> offsets;
+  if (p.echo && p.top_logprobs >= 0) {
+    size_t total = 0;
+    for (int32_t t : prompt) {
+      offsets.push_back(total);
+      total += ctx.tok.decode_piece(t).size();
+    }
+    const size_t dropped = echo.size() < total ? total - echo.size() : 0;
+    for (size_t& o : offsets) o = o > dropped ? o - dropped : 0;
+  }
   const bool parse_calls = chat && p.parse_tool_calls && p.tools.is_array() && !p.tools.empty() &&
                            ctx.format.tool_syntax() != chat::ToolCallSyntax::kNone;
   auto jobs = std::make_shared<Jobs>();
@@ -529,7 +586,9 @@ void generate(GenerationContext& ctx, const Json& body, httplib::Response& res, 
     er.prompt = prompt;
     er.sampling = p.sampling;
     er.sampling.seed += uint32_t(i);
-    er.max_tokens = p.max_tokens > 0 ? p.max_tokens : int32_t(n_ctx);
+    er.max_tokens = p.max_tokens >= 0 ? p.max_tokens : int32_t(n_ctx);
+    if (p.echo && p.top_logprobs >= 0) er.prompt_logprobs = p.top_logprobs;
+    if (p.max_tokens == 0) er.prompt_logprobs = std::max(er.prompt_logprobs, 0);  // echo alone: the prompt, nothing more
     er.stop_ids = eog;
     if (p.ignore_eos) {
       er.stop_ids.clear();
@@ -551,6 +610,8 @@ void generate(GenerationContext& ctx, const Json& body, httplib::Response& res, 
       job->created = jobs->front()->created;
     }
     job->prompt_tokens = int64_t(prompt.size());
+    job->echo = echo;
+    if (er.prompt_logprobs >= 0) job->prompt_offsets = offsets;
     if (p.return_token_ids) job->prompt_ids = prompt;
     job->stream = ctx.scheduler.submit(std::move(er));
     jobs->push_back(job);

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "model/model.h"
@@ -295,6 +296,83 @@ TEST_P(SchedulerHybridPrefix, SnapshotsGiveTheSameTokensAndLogits) {
 
 INSTANTIATE_TEST_SUITE_P(Backends, SchedulerHybridPrefix, ::testing::Values(Backend::kCpu, Backend::kVulkan),
                          [](const auto& info) { return info.param == Backend::kCpu ? "Cpu" : "Vulkan"; });
+
+// Scored prompts (Request::prompt_logprobs): every prompt token comes back, in order, before the
+// answer, the first unscored and the rest with the log-softmax of the row before them (checked
+// against one Runner::decode of the whole prompt), in chunks among other streams; the answer is the
+// unscored request's, and max_tokens 0 scores without generating.
+TEST(Scheduler, ScoredPromptsGiveEveryTokensLogprob) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto m = load("models/stories260K.gguf");
+  ASSERT_TRUE(m);
+  const auto prompt = some_tokens(150, 7);  // more than one scored chunk
+  std::vector<float> expected(prompt.size(), 0.0f);
+  std::vector<int32_t> expected_top(prompt.size(), -1);
+  {
+    auto ref = make(*m, 1, 256, 0);
+    auto seq = ref.runner->cache().add_sequence();
+    ASSERT_TRUE(seq.ok());
+    auto logits = ref.runner->decode(*seq, prompt, true);
+    ASSERT_TRUE(logits.ok()) << logits.status().message();
+    const size_t n_vocab = m->hparams().n_vocab;
+    for (size_t i = 1; i < prompt.size(); ++i) {
+      const float* row = logits->data() + (i - 1) * n_vocab;
+      double z = 0;
+      const float mx = *std::max_element(row, row + n_vocab);
+      for (size_t v = 0; v < n_vocab; ++v) z += std::exp(double(row[v] - mx));
+      expected[i] = row[prompt[i]] - mx - float(std::log(z));
+      expected_top[i] = int32_t(std::max_element(row, row + n_vocab) - row);
+    }
+  }
+  auto s = make(*m, 3, 32, 64);
+  const Outcome plain = collect(*s.scheduler->submit(greedy(prompt, 8)));  // leaves the prompt cached
+  auto other = s.scheduler->submit(greedy(some_tokens(60, 3), 30));       // decoding beside it
+  Request scored = greedy(prompt, 8);
+  scored.prompt_logprobs = 2;
+  auto stream = s.scheduler->submit(scored);
+  std::vector<Event> prompt_events, answer;
+  Event done;
+  for (;;) {
+    auto e = stream->next(60s);
+    ASSERT_TRUE(e.has_value());
+    if (e->kind == Event::Kind::kDone) {
+      done = *e;
+      break;
+    }
+    if (e->kind == Event::Kind::kPrompt) {
+      EXPECT_TRUE(answer.empty()) << "a prompt token after the answer began";
+      prompt_events.push_back(*e);
+    } else {
+      answer.push_back(*e);
+    }
+  }
+  ASSERT_EQ(prompt_events.size(), prompt.size());
+  EXPECT_FALSE(prompt_events[0].scored);
+  for (size_t i = 0; i < prompt.size(); ++i) {
+    EXPECT_EQ(prompt_events[i].token, prompt[i]) << i;
+    if (i == 0) continue;
+    EXPECT_TRUE(prompt_events[i].scored) << i;
+    EXPECT_NEAR(prompt_events[i].logprob, expected[i], 1e-3) << i;
+    ASSERT_EQ(prompt_events[i].top.size(), 2u) << i;
+    EXPECT_EQ(prompt_events[i].top[0].token, expected_top[i]) << i;
+    EXPECT_GE(prompt_events[i].top[0].logprob, prompt_events[i].logprob - 1e-6) << i;
+  }
+  EXPECT_EQ(done.cached_tokens, 0);  // scored: computed whole, though the cache holds it
+  std::vector<int32_t> answer_tokens;
+  for (const Event& e : answer) answer_tokens.push_back(e.token);
+  EXPECT_EQ(answer_tokens, plain.tokens);
+  EXPECT_EQ(collect(*other).tokens.size(), 30u);
+
+  Request only = greedy(std::vector<int32_t>(prompt.begin(), prompt.begin() + 20), 0);
+  only.prompt_logprobs = 0;
+  const Outcome scored_only = collect(*s.scheduler->submit(only));
+  EXPECT_EQ(scored_only.tokens.size(), 20u);  // the prompt events, no answer
+  EXPECT_EQ(scored_only.done.finish, FinishReason::kLength);
+  EXPECT_EQ(scored_only.done.completion_tokens, 0);
+  for (size_t i = 1; i < 20; ++i) EXPECT_NEAR(scored_only.logprobs[i], expected[i], 1e-3) << i;
+  // Without prompt scores, max_tokens 0 is still an error.
+  EXPECT_EQ(collect(*s.scheduler->submit(greedy(prompt, 0))).done.finish, FinishReason::kError);
+}
 
 TEST(Scheduler, BadRequestsEndWithAnError) {
   ZINC_REQUIRE_TEST_DATA();

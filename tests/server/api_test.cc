@@ -712,6 +712,83 @@ TEST(Api, Logprobs) {
   EXPECT_EQ(lp["top_logprobs"][0].size(), 2u);
 }
 
+// Completions' echo: the prompt's text before the answer and, with logprobs, every prompt token's
+// (the first null), each row's alternatives those of a completion of the prompt up to it.
+TEST(Api, EchoScoresThePrompt) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto s = TestServer::start();
+  const std::string prompt = "Once upon a time";
+  Reply plain = post(*s, "/v1/completions", completion(prompt, 3, {{"logprobs", 3}}));
+  ASSERT_EQ(plain.status, 200) << plain.text;
+  const Json& a = plain.body["choices"][0];
+  Reply echoed = post(*s, "/v1/completions", completion(prompt, 3, {{"logprobs", 3}, {"echo", true}, {"return_token_ids", true}}));
+  ASSERT_EQ(echoed.status, 200) << echoed.text;
+  const Json& b = echoed.body["choices"][0];
+  EXPECT_EQ(b["text"], prompt + a["text"].get<std::string>());
+  const size_t n = echoed.body["usage"]["prompt_tokens"].get<size_t>();
+  const Json& lp = b["logprobs"];
+  ASSERT_EQ(lp["tokens"].size(), n + 3);
+  EXPECT_TRUE(lp["token_logprobs"][0].is_null());
+  EXPECT_TRUE(lp["top_logprobs"][0].is_null());
+  for (size_t i = 1; i < n; ++i) {
+    EXPECT_LE(lp["token_logprobs"][i].get<double>(), 0.0) << i;
+    EXPECT_EQ(lp["top_logprobs"][i].size(), 3u) << i;
+    EXPECT_LE(lp["text_offset"][i - 1].get<int64_t>(), lp["text_offset"][i].get<int64_t>()) << i;
+  }
+  EXPECT_EQ(lp["text_offset"][n], int64_t(prompt.size()));
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(lp["tokens"][n + i], a["logprobs"]["tokens"][i]);
+    EXPECT_NEAR(lp["token_logprobs"][n + i].get<double>(), a["logprobs"]["token_logprobs"][i].get<double>(), 1e-4);
+    EXPECT_EQ(lp["text_offset"][n + i], a["logprobs"]["text_offset"][i].get<int64_t>() + int64_t(prompt.size()));
+  }
+  // Prompt token i's row is the one a completion of the first i tokens samples from.
+  const Json ids = b["prompt_token_ids"];
+  ASSERT_EQ(ids.size(), n);
+  for (size_t i : {size_t(1), n - 1}) {
+    Json head = Json::array();
+    for (size_t k = 0; k < i; ++k) head.push_back(ids[k]);
+    Reply c = post(*s, "/v1/completions", Json{{"prompt", head}, {"max_tokens", 1}, {"temperature", 0}, {"logprobs", 3}});
+    ASSERT_EQ(c.status, 200) << c.text;
+    const Json& top = c.body["choices"][0]["logprobs"]["top_logprobs"][0];
+    ASSERT_EQ(top.size(), 3u);
+    for (const auto& [token, value] : top.items()) {
+      ASSERT_TRUE(lp["top_logprobs"][i].contains(token)) << i << " " << token;
+      EXPECT_NEAR(lp["top_logprobs"][i][token].get<double>(), value.get<double>(), 1e-4) << i << " " << token;
+    }
+  }
+
+  // Streamed: the prompt in a chunk of its own, then the answer.
+  Reply streamed = post(*s, "/v1/completions", completion(prompt, 3, {{"logprobs", 1}, {"echo", true}, {"stream", true}}));
+  ASSERT_EQ(streamed.status, 200) << streamed.text;
+  Sse sse = parse_sse(streamed.text);
+  EXPECT_TRUE(sse.done);
+  ASSERT_GE(sse.events.size(), 2u);
+  EXPECT_EQ(sse.events[0]["choices"][0]["text"], prompt);
+  EXPECT_EQ(sse.events[0]["choices"][0]["logprobs"]["tokens"].size(), n);
+  std::string text;
+  for (const Json& e : sse.events) text += e["choices"][0].value("text", "");
+  EXPECT_EQ(text, b["text"]);
+
+  // max_tokens 0 scores the prompt alone; without echo it is refused.
+  Reply scored = post(*s, "/v1/completions", completion(prompt, 0, {{"logprobs", 0}, {"echo", true}}));
+  ASSERT_EQ(scored.status, 200) << scored.text;
+  EXPECT_EQ(scored.body["choices"][0]["text"], prompt);
+  EXPECT_EQ(scored.body["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(scored.body["usage"]["completion_tokens"], 0);
+  for (size_t i = 1; i < n; ++i)
+    EXPECT_NEAR(scored.body["choices"][0]["logprobs"]["token_logprobs"][i].get<double>(), lp["token_logprobs"][i].get<double>(), 1e-4);
+  Reply bare = post(*s, "/v1/completions", completion(prompt, 0, {{"echo", true}}));
+  ASSERT_EQ(bare.status, 200) << bare.text;
+  EXPECT_EQ(bare.body["choices"][0]["text"], prompt);
+  EXPECT_TRUE(bare.body["choices"][0]["logprobs"].is_null());
+  expect_error(post(*s, "/v1/completions", completion(prompt, 0)), 400, "", "max_tokens");
+  expect_error(post(*s, "/v1/completions", completion(prompt, 2, {{"echo", "yes"}})), 400, "", "echo");
+  // A prompt of ids echoes their text.
+  Reply by_ids = post(*s, "/v1/completions", Json{{"prompt", ids}, {"max_tokens", 1}, {"temperature", 0}, {"echo", true}});
+  ASSERT_EQ(by_ids.status, 200) << by_ids.text;
+  EXPECT_EQ(by_ids.body["choices"][0]["text"].get<std::string>().find(" " + prompt), 0u) << by_ids.text;  // as /detokenize gives them
+}
+
 TEST(Api, TokenIdPrompts) {
   ZINC_REQUIRE_TEST_DATA();
   auto s = TestServer::start();
