@@ -14,6 +14,7 @@
 #include "engine/json_constraint.h"
 #include "engine/json_schema.h"
 #include "engine/xml_call.h"
+#include "server/infill.h"
 #include "server/text_pipeline.h"
 
 namespace zinc::server {
@@ -50,6 +51,30 @@ namespace {
 
 // Prompt tokens of a request, or the error to answer with; for chats where the scheduler caches
 // snapshots, `checkpoint` becomes where the history ends (engine::Request::checkpoint).
+// Completions' 'suffix': the prompt and the suffix in the fill-in-the-middle layout (/infill's),
+// so the answer is what goes between them. `text_prompt`: the prompt was text (its tokens are
+// taken again without BOS, as /infill takes its prefix).
+std::optional<ApiError> with_suffix(GenerationContext& ctx, const Json& body, bool text_prompt, std::vector<int32_t>* ids) {
+  const auto it = body.find("suffix");
+  if (it == body.end() || it->is_null()) return std::nullopt;
+  if (!it->is_string()) return bad_request("suffix", "'suffix' must be a string");
+  if (body.value("echo", false) == true) return bad_request("suffix", "'suffix' cannot go with 'echo'");
+  const tokenizer::SpecialIds& s = ctx.tok.vocab().special();
+  if (s.fim_pre == tokenizer::kNoToken || s.fim_suf == tokenizer::kNoToken || s.fim_mid == tokenizer::kNoToken)
+    return bad_request("suffix", "'suffix' needs a model with fill-in-the-middle tokens (FIM prefix, suffix and middle); this one has none");
+  InfillParts parts;
+  if (text_prompt) {
+    const Json& p = body["prompt"];
+    parts.prefix = ctx.tok.encode((p.is_array() ? p[0] : p).get<std::string>(), false, false);
+  } else {
+    parts.prefix = *ids;
+  }
+  parts.suffix = ctx.tok.encode(it->get<std::string>(), false, false);
+  const int64_t n_ctx = ctx.scheduler.options().n_ctx;
+  *ids = infill_tokens(ctx.tok, parts, std::min(kInfillWindow, n_ctx / 2), 0);
+  return std::nullopt;
+}
+
 std::optional<ApiError> prompt_tokens(GenerationContext& ctx, const Json& body, bool chat, const Json& tools,
                                       std::vector<int32_t>* out, bool* opens_reasoning, int64_t* checkpoint) {
   if (chat) {
@@ -79,7 +104,7 @@ std::optional<ApiError> prompt_tokens(GenerationContext& ctx, const Json& body, 
     return ApiError{400, "'prompt' must be a string (or one string in an array, or token ids)", "invalid_request_error", "prompt", ""};
   }
   if (out->empty()) return ApiError{400, "the prompt has no tokens", "invalid_request_error", "prompt", ""};
-  return std::nullopt;
+  return with_suffix(ctx, body, prompt->is_string(), out);
 }
 
 // One choice of a request in flight: its stream, the text pipeline and the pieces of its response.

@@ -10,8 +10,6 @@
 namespace zinc::server {
 namespace {
 
-constexpr int64_t kWindow = 2048;  // llama.cpp's default batch, which bounds its prefix and suffix
-
 void append(std::vector<int32_t>& out, const std::vector<int32_t>& more) { out.insert(out.end(), more.begin(), more.end()); }
 
 // A field of text or of text and token ids (special tokens as plain text, as llama.cpp reads them).
@@ -116,7 +114,7 @@ void handle_infill(GenerationContext& ctx, const httplib::Request& req, httplib:
 
   // The extra context fills what the window and twice the answer leave of a sequence's context.
   const int64_t n_ctx = ctx.scheduler.options().n_ctx;
-  const int64_t window = std::min(kWindow, n_ctx / 2);
+  const int64_t window = std::min(kInfillWindow, n_ctx / 2);
   const auto n_predict = body.find("n_predict");
   const int64_t answer = n_predict != body.end() && n_predict->is_number_integer() ? std::max<int64_t>(0, n_predict->get<int64_t>()) : 0;
   Json native = body;

@@ -16,6 +16,9 @@
 
 namespace zinc::server {
 
+// llama.cpp's default batch, which bounds its prefix and suffix (the window of infill_tokens).
+inline constexpr int64_t kInfillWindow = 2048;
+
 struct InfillParts {
   std::vector<int32_t> prefix, suffix, prompt;
   std::vector<std::pair<std::string, std::string>> extra;  // (filename, text)

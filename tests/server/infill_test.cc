@@ -152,6 +152,31 @@ TEST(Infill, AnswersAsCompletionOfTheLayout) {
   EXPECT_EQ(post(*s, "/infill", mixed).status, 200);
 }
 
+// OpenAI's completions 'suffix': the prompt and suffix in the same layout, without extra context.
+TEST(Infill, CompletionSuffixFillsTheMiddle) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto s = TestServer::start({}, "", 2, 256, fim_stories());
+  Reply r = post(*s, "/v1/completions", Json{{"prompt", "Once upon a time"}, {"suffix", "the end."}, {"max_tokens", 6}, {"temperature", 0},
+                                             {"return_token_ids", true}});
+  ASSERT_EQ(r.status, 200) << r.text;
+  InfillParts parts;
+  parts.prefix = s->tok->encode("Once upon a time", false, false);
+  parts.suffix = s->tok->encode("the end.", false, false);
+  const auto ids = infill_tokens(*s->tok, parts, 128, 0);
+  EXPECT_EQ(r.body["choices"][0]["prompt_token_ids"], Json(ids));
+  Reply direct = post(*s, "/v1/completions", Json{{"prompt", ids}, {"max_tokens", 6}, {"temperature", 0}});
+  ASSERT_EQ(direct.status, 200) << direct.text;
+  EXPECT_EQ(r.body["choices"][0]["text"], direct.body["choices"][0]["text"]);
+  // A prompt of ids is the prefix as it is.
+  Reply by_ids = post(*s, "/v1/completions", Json{{"prompt", parts.prefix}, {"suffix", "the end."}, {"max_tokens", 6}, {"temperature", 0}});
+  ASSERT_EQ(by_ids.status, 200) << by_ids.text;
+  EXPECT_EQ(by_ids.body["choices"][0]["text"], r.body["choices"][0]["text"]);
+  expect_error(post(*s, "/v1/completions", Json{{"prompt", "a"}, {"suffix", 3}}), 400, "", "suffix");
+  expect_error(post(*s, "/v1/completions", Json{{"prompt", "a"}, {"suffix", "b"}, {"echo", true}}), 400, "", "suffix");
+  auto plain = TestServer::start();
+  expect_error(post(*plain, "/v1/completions", Json{{"prompt", "a"}, {"suffix", "b"}}), 400, "", "suffix");
+}
+
 TEST(Infill, BadFieldsAndModelsWithoutFimTokens) {
   ZINC_REQUIRE_TEST_DATA();
   auto s = TestServer::start({}, "", 2, 256, fim_stories());
