@@ -245,6 +245,7 @@ void fill_logprobs(std::span<const float> row, int32_t chosen, int32_t n_top, Ev
   for (float x : row) sum += std::exp(double(x - max));
   const float log_z = max + float(std::log(sum));
   e.logprob = row[size_t(chosen)] - log_z;
+  e.rank = 1 + int32_t(std::count_if(row.begin(), row.end(), [&](float x) { return x > row[size_t(chosen)]; }));
   if (n_top <= 0) return;
   std::vector<int32_t> ids(row.size());
   std::iota(ids.begin(), ids.end(), 0);

@@ -47,6 +47,7 @@ struct Event {
   int32_t token = -1;
   float logprob = 0;
   bool scored = true;  // kPrompt: false for the first prompt token (nothing comes before it)
+  int32_t rank = 0;    // with logprobs: 1 + how many tokens the row rates higher than this one
   std::vector<TokenLogprob> top;  // top_logprobs alternatives, most likely first
   // kDone:
   FinishReason finish = FinishReason::kStop;

@@ -162,6 +162,10 @@ std::optional<ApiError> parse_generation(const Json& body, bool chat, Generation
   ZINC_API_CHECK(boolean(body, "stream", &p.stream));
   ZINC_API_CHECK(boolean(body, "return_token_ids", &p.return_token_ids));
   ZINC_API_CHECK(boolean(body, "ignore_eos", &p.ignore_eos));
+  v = -1;
+  ZINC_API_CHECK(integer(body, "prompt_logprobs", 0, 20, &v));
+  p.prompt_logprobs = int32_t(v);
+  if (p.prompt_logprobs >= 0 && p.stream) return bad_request("prompt_logprobs", "'prompt_logprobs' is not available when 'stream' is true");
   if (auto it = body.find("stream_options"); it != body.end() && !it->is_null()) {
     if (!it->is_object()) return bad_request("stream_options", "'stream_options' must be an object");
     if (!p.stream) return bad_request("stream_options", "'stream_options' is only allowed when 'stream' is true");

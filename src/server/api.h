@@ -69,6 +69,9 @@ struct GenerationParams {
   // Completions' 'echo': the prompt's text comes first in the answer (with logprobs, every prompt
   // token's too, the first one's null); max_tokens may then be 0.
   bool echo = false;
+  // vLLM's 'prompt_logprobs': each prompt token's logprob and rank with this many alternatives
+  // (completions: on the choice; chat: beside the choices); -1: none.
+  int32_t prompt_logprobs = -1;
 };
 
 // Reads the shared fields; `chat` picks the logprobs convention (chat: logprobs bool +

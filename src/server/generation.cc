@@ -140,6 +140,7 @@ struct Job {
   bool echo_sent = false;  // streamed: in its own first chunk
   std::vector<size_t> prompt_offsets;  // echo with logprobs: each prompt token's text_offset
   size_t n_prompt_scored = 0;          // of them, recorded
+  Json prompt_lp = Json::array();      // prompt_logprobs: vLLM's entries, null for the first token
   std::optional<chat::ToolCallParser> tools;  // chat requests with tools, where the template's syntax is known
   int n_taken = 0;  // calls taken out of the content
   bool short_call_ids = false;  // Mistral's templates take 9 alphanumerics as a call's id
@@ -214,13 +215,30 @@ struct Job {
     return Json{{"tokens", Json::array({piece})}, {"token_logprobs", Json::array({e.logprob})}, {"top_logprobs", Json::array({top})},
                 {"text_offset", Json::array({lp_offsets.back()})}};
   }
-  // Records a prompt token's logprob (echo with logprobs): null for the first, which nothing scores.
+  // Records a prompt token's logprob (echo with logprobs, prompt_logprobs): null for the first,
+  // which nothing scores.
   void add_prompt_logprob(const engine::Event& e) {
+    if (p.prompt_logprobs >= 0) {
+      Json entry = nullptr;
+      if (e.scored) {
+        auto add = [&](int32_t token, float lp, int32_t rank) {
+          const std::string key = std::to_string(token);
+          if (!entry.contains(key))
+            entry[key] = {{"logprob", lp}, {"rank", rank}, {"decoded_token", std::string(ctx.tok.decode_piece(token, true))}};
+        };
+        entry = Json::object();
+        add(e.token, e.logprob, e.rank);
+        for (size_t i = 0; i < e.top.size() && i < size_t(p.prompt_logprobs); ++i) add(e.top[i].token, e.top[i].logprob, int32_t(i + 1));
+      }
+      prompt_lp.push_back(std::move(entry));
+    }
+    if (!p.echo || p.top_logprobs < 0) return;
     lp_tokens.push_back(std::string(ctx.tok.decode_piece(e.token, true)));
     Json top = nullptr;
     if (e.scored) {
       top = Json::object();
-      for (const auto& t : e.top) top[std::string(ctx.tok.decode_piece(t.token, true))] = t.logprob;
+      for (size_t i = 0; i < e.top.size() && i < size_t(p.top_logprobs); ++i)
+        top[std::string(ctx.tok.decode_piece(e.top[i].token, true))] = e.top[i].logprob;
     }
     lp_values.push_back(e.scored ? Json(e.logprob) : Json(nullptr));
     lp_top.push_back(top);
@@ -372,6 +390,7 @@ void run_whole(const Jobs& jobs, httplib::Response& res, const AnswerShape& shap
       choices.push_back({{"text", job.echo + content}, {"index", job.index}, {"logprobs", job.logprobs_all()}, {"finish_reason", job.finish_reason},
                          {"stop_reason", job.stop_reason()}});
       if (job.p.return_token_ids) choices.back()["prompt_token_ids"] = job.prompt_ids;
+      if (job.p.prompt_logprobs >= 0) choices.back()["prompt_logprobs"] = job.prompt_lp;
     }
     if (job.p.return_token_ids) choices.back()["token_ids"] = job.token_ids;
   }
@@ -380,6 +399,7 @@ void run_whole(const Jobs& jobs, httplib::Response& res, const AnswerShape& shap
                {"model", first.ctx.options.model_name}, {"system_fingerprint", "zinc"}, {"choices", choices},
                {"usage", usage(jobs)}, {"timings", timings(jobs)}};
   if (first.chat && first.p.return_token_ids) body["prompt_token_ids"] = first.prompt_ids;
+  if (first.chat && first.p.prompt_logprobs >= 0) body["prompt_logprobs"] = first.prompt_lp;
   res.set_content(dump(shape.whole(body)), "application/json");
 }
 
@@ -613,6 +633,7 @@ void generate(GenerationContext& ctx, const Json& body, httplib::Response& res, 
     er.sampling.seed += uint32_t(i);
     er.max_tokens = p.max_tokens >= 0 ? p.max_tokens : int32_t(n_ctx);
     if (p.echo && p.top_logprobs >= 0) er.prompt_logprobs = p.top_logprobs;
+    er.prompt_logprobs = std::max(er.prompt_logprobs, p.prompt_logprobs);
     if (p.max_tokens == 0) er.prompt_logprobs = std::max(er.prompt_logprobs, 0);  // echo alone: the prompt, nothing more
     er.stop_ids = eog;
     if (p.ignore_eos) {

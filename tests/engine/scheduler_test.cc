@@ -355,6 +355,8 @@ TEST(Scheduler, ScoredPromptsGiveEveryTokensLogprob) {
     EXPECT_NEAR(prompt_events[i].logprob, expected[i], 1e-3) << i;
     ASSERT_EQ(prompt_events[i].top.size(), 2u) << i;
     EXPECT_EQ(prompt_events[i].top[0].token, expected_top[i]) << i;
+    EXPECT_EQ(prompt_events[i].rank == 1, prompt_events[i].token == expected_top[i]) << i;
+    EXPECT_GE(prompt_events[i].rank, 1) << i;
     EXPECT_GE(prompt_events[i].top[0].logprob, prompt_events[i].logprob - 1e-6) << i;
   }
   EXPECT_EQ(done.cached_tokens, 0);  // scored: computed whole, though the cache holds it

@@ -789,6 +789,44 @@ TEST(Api, EchoScoresThePrompt) {
   EXPECT_EQ(by_ids.body["choices"][0]["text"].get<std::string>().find(" " + prompt), 0u) << by_ids.text;  // as /detokenize gives them
 }
 
+// vLLM's prompt_logprobs: each prompt token's logprob and rank with its top alternatives, the
+// first null; on the choice for completions, beside the choices for chat.
+TEST(Api, PromptLogprobs) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto s = TestServer::start();
+  const std::string prompt = "Once upon a time";
+  Reply r = post(*s, "/v1/completions", completion(prompt, 2, {{"prompt_logprobs", 2}, {"return_token_ids", true}}));
+  ASSERT_EQ(r.status, 200) << r.text;
+  const Json& choice = r.body["choices"][0];
+  const Json& ids = choice["prompt_token_ids"];
+  const Json& plp = choice["prompt_logprobs"];
+  ASSERT_EQ(plp.size(), ids.size());
+  EXPECT_TRUE(plp[0].is_null());
+  Reply echoed = post(*s, "/v1/completions", completion(prompt, 2, {{"logprobs", 1}, {"echo", true}}));
+  ASSERT_EQ(echoed.status, 200) << echoed.text;
+  const Json& echo_lp = echoed.body["choices"][0]["logprobs"]["token_logprobs"];
+  for (size_t i = 1; i < ids.size(); ++i) {
+    const std::string key = std::to_string(ids[i].get<int>());
+    ASSERT_TRUE(plp[i].contains(key)) << plp[i];
+    EXPECT_GE(plp[i][key]["rank"].get<int>(), 1);
+    EXPECT_TRUE(plp[i][key]["decoded_token"].is_string());
+    EXPECT_NEAR(plp[i][key]["logprob"].get<double>(), echo_lp[i].get<double>(), 1e-4);
+    EXPECT_GE(plp[i].size(), 2u);
+    EXPECT_LE(plp[i].size(), 3u);
+    std::set<int> ranks;
+    for (const auto& [id, e] : plp[i].items()) ranks.insert(e["rank"].get<int>());
+    EXPECT_TRUE(ranks.count(1) && ranks.count(2)) << plp[i];
+  }
+  EXPECT_EQ(choice["text"], post(*s, "/v1/completions", completion(prompt, 2)).body["choices"][0]["text"]);
+
+  Reply c = post(*s, "/v1/chat/completions", chat("Hi", 2, {{"prompt_logprobs", 0}}));
+  ASSERT_EQ(c.status, 200) << c.text;
+  ASSERT_EQ(c.body["prompt_logprobs"].size(), c.body["usage"]["prompt_tokens"].get<size_t>());
+  EXPECT_EQ(c.body["prompt_logprobs"][1].size(), 1u);  // the prompt token alone
+  expect_error(post(*s, "/v1/completions", completion(prompt, 2, {{"prompt_logprobs", 2}, {"stream", true}})), 400, "", "prompt_logprobs");
+  expect_error(post(*s, "/v1/completions", completion(prompt, 2, {{"prompt_logprobs", 50}})), 400, "", "prompt_logprobs");
+}
+
 TEST(Api, TokenIdPrompts) {
   ZINC_REQUIRE_TEST_DATA();
   auto s = TestServer::start();
