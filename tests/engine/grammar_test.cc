@@ -340,7 +340,9 @@ TEST(Gbnf, ParsesTokenReferences) {
   for (const char* ok : {"root ::= <[128]> \"!\"\n", "root ::= !<[128]>* <[0]>\n", "root ::= <ctl> | !<ctl>{2}\n"}) {
     auto g = Grammar::compile(ok, &tokens);
     EXPECT_TRUE(g.ok()) << ok << ": " << g.status().message();
-    if (g.ok()) EXPECT_TRUE((*g)->has_tokens);
+    if (g.ok()) {
+      EXPECT_TRUE((*g)->has_tokens);
+    }
   }
   auto literal = Grammar::compile("root ::= \"<[1]>\"\n", &tokens);
   ASSERT_TRUE(literal.ok());

@@ -234,7 +234,11 @@ TEST(VulkanMatvecRopeKv, RefusesArgumentsItCannotServe) {
       EXPECT_FALSE(s.ok()) << what;
     });
   };
-  const ops::OutputRopeKv ok{&step, 64, 32, 3, nullptr};
+  ops::OutputRopeKv ok;
+  ok.step = &step;
+  ok.head_dim = 64;
+  ok.n_pairs = 32;
+  ok.table_offset = 3;
   run([&](Commands& c) {
     const Status s = mv->record_fused(c, *w, ax, ay, 1, {nullptr, nullptr, nullptr, nullptr, &ok});
     EXPECT_TRUE(s.ok()) << s.message();
@@ -312,7 +316,10 @@ void check_head_epilogue(uint32_t rows_per_group) {
   auto bcounters = host_buffer({}, kTokens * kHeads);
   const ops::StepData step{btable.get(), 0, 0, 0, 0};
   const BufferRange norm_w{bhw.get()};
-  ops::OutputRopeKv e{&step, kDim, kPairs, 0, nullptr};
+  ops::OutputRopeKv e;
+  e.step = &step;
+  e.head_dim = kDim;
+  e.n_pairs = kPairs;
   e.per_head = true;
   e.adjacent = false;
   e.norm_weight = &norm_w;
