@@ -77,7 +77,12 @@ std::optional<std::string> translate(const Json& in, bool chat, bool* as_chat, J
     if (in.contains("images") && in["images"].is_array() && !in["images"].empty()) return "images are not supported (zinc serves text models)";
     if (in.contains("template") && !in["template"].is_null() && in["template"] != "")
       return "'template' is not supported: zinc uses the model's chat template (zinc serve --chat-template-file to change it)";
-    if (in.value("raw", false)) {
+    const Json suffix = in.value("suffix", Json());
+    if (!suffix.is_null() && !suffix.is_string()) return "'suffix' must be a string";
+    if (suffix.is_string() && !suffix.get<std::string>().empty()) {  // fill in the middle (completions' suffix)
+      o["prompt"] = in["prompt"];
+      o["suffix"] = suffix;
+    } else if (in.value("raw", false)) {
       o["prompt"] = in["prompt"];
     } else {  // the prompt as a user turn of the model's template
       *as_chat = true;

@@ -171,10 +171,19 @@ TEST(Infill, CompletionSuffixFillsTheMiddle) {
   Reply by_ids = post(*s, "/v1/completions", Json{{"prompt", parts.prefix}, {"suffix", "the end."}, {"max_tokens", 6}, {"temperature", 0}});
   ASSERT_EQ(by_ids.status, 200) << by_ids.text;
   EXPECT_EQ(by_ids.body["choices"][0]["text"], r.body["choices"][0]["text"]);
+  // Ollama's generate with a suffix: the same.
+  Reply ollama = post(*s, "/api/generate", Json{{"model", "stories"}, {"prompt", "Once upon a time"}, {"suffix", "the end."}, {"stream", false},
+                                                {"options", {{"num_predict", 6}, {"temperature", 0}}}});
+  ASSERT_EQ(ollama.status, 200) << ollama.text;
+  EXPECT_EQ(ollama.body["response"], r.body["choices"][0]["text"]);
+  EXPECT_EQ(post(*s, "/api/generate", Json{{"model", "stories"}, {"prompt", "a"}, {"suffix", 3}}).status, 400);
   expect_error(post(*s, "/v1/completions", Json{{"prompt", "a"}, {"suffix", 3}}), 400, "", "suffix");
   expect_error(post(*s, "/v1/completions", Json{{"prompt", "a"}, {"suffix", "b"}, {"echo", true}}), 400, "", "suffix");
   auto plain = TestServer::start();
   expect_error(post(*plain, "/v1/completions", Json{{"prompt", "a"}, {"suffix", "b"}}), 400, "", "suffix");
+  Reply no_fim = post(*plain, "/api/generate", Json{{"model", "stories"}, {"prompt", "a"}, {"suffix", "b"}, {"stream", false}});
+  EXPECT_EQ(no_fim.status, 400) << no_fim.text;
+  EXPECT_TRUE(no_fim.body.contains("error")) << no_fim.text;
 }
 
 TEST(Infill, BadFieldsAndModelsWithoutFimTokens) {
