@@ -74,5 +74,28 @@ TEST(FieldTypes, NoFieldOfAnotherTypeIsAServerError) {
   EXPECT_EQ(post(*s, "/v1/chat/completions", requests[0].second).status, 200);
 }
 
+// The same for the fill-in-the-middle fields, on a model with FIM tokens.
+TEST(FieldTypes, NoInfillFieldOfAnotherTypeIsAServerError) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto s = TestServer::start({}, "", 2, 256, fim_stories_model());
+  const std::vector<std::pair<std::string, Json>> requests = {
+      {"/infill", Json::parse(R"({"input_prefix":"a","input_suffix":["b",5],"prompt":"c","n_predict":1,
+                                 "input_extra":[{"filename":"f","text":"t"}]})")},
+      {"/v1/completions", Json::parse(R"({"prompt":"a","suffix":"b","max_tokens":1})")},
+      {"/api/generate", Json::parse(R"({"model":"s","prompt":"a","suffix":"b","stream":false,"options":{"num_predict":1}})")},
+  };
+  const std::vector<Json> values = {5, "x", Json::array({5}), Json::object({{"a", 1}}), nullptr, true};
+  int n = 0;
+  for (const auto& [path, body] : requests)
+    each_mutation(body, values, [&](const Json& mutated) {
+      ++n;
+      const Reply r = post(*s, path, mutated);
+      EXPECT_TRUE(r.status == 200 || (r.status >= 400 && r.status < 500 && r.body.is_object() && r.body.contains("error")))
+          << path << " " << mutated.dump() << " -> " << r.status << " " << r.text;
+    });
+  EXPECT_GT(n, 80);
+  EXPECT_EQ(post(*s, "/infill", requests[0].second).status, 200);
+}
+
 }  // namespace
 }  // namespace zinc::server

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "gguf/file.h"
-#include "model/gguf_edit.h"
 #include "server/infill.h"
 #include "server_fixture.h"
 
@@ -99,20 +98,9 @@ TEST(Infill, SnippetSeparatorsWithoutAFileSeparator) {
             cat({rep, enc("\n\n--- snippet ---\n\n"), enc("#include <stdio.h>\n"), {s.fim_pre}, parts.prefix, {s.fim_suf}, parts.suffix, {s.fim_mid}}));
 }
 
-// stories260K with FIM ids set: its tokens 300-302 play prefix, suffix and middle.
-std::string fim_stories() {
-  const std::string path = test::temp_path("stories-fim.gguf");
-  test::GgufEdits e;
-  e.set_keys.push_back({"tokenizer.ggml.fim_pre_token_id", gguf::Value::u32(300)});
-  e.set_keys.push_back({"tokenizer.ggml.fim_suf_token_id", gguf::Value::u32(301)});
-  e.set_keys.push_back({"tokenizer.ggml.fim_mid_token_id", gguf::Value::u32(302)});
-  EXPECT_TRUE(test::copy_gguf(test::data_path("models/stories260K.gguf"), path, e).ok());
-  return path;
-}
-
 TEST(Infill, AnswersAsCompletionOfTheLayout) {
   ZINC_REQUIRE_TEST_DATA();
-  auto s = TestServer::start({}, "", 2, 256, fim_stories());
+  auto s = TestServer::start({}, "", 2, 256, fim_stories_model());
   const Json body = {{"input_prefix", "Once upon a time"}, {"input_suffix", "the end."}, {"prompt", " there"},
                      {"input_extra", Json::array({{{"filename", "a.txt"}, {"text", "Lily had a dog."}}})},
                      {"n_predict", 8}, {"temperature", 0}, {"return_tokens", true}};
@@ -155,7 +143,7 @@ TEST(Infill, AnswersAsCompletionOfTheLayout) {
 // OpenAI's completions 'suffix': the prompt and suffix in the same layout, without extra context.
 TEST(Infill, CompletionSuffixFillsTheMiddle) {
   ZINC_REQUIRE_TEST_DATA();
-  auto s = TestServer::start({}, "", 2, 256, fim_stories());
+  auto s = TestServer::start({}, "", 2, 256, fim_stories_model());
   Reply r = post(*s, "/v1/completions", Json{{"prompt", "Once upon a time"}, {"suffix", "the end."}, {"max_tokens", 6}, {"temperature", 0},
                                              {"return_token_ids", true}});
   ASSERT_EQ(r.status, 200) << r.text;
@@ -188,7 +176,7 @@ TEST(Infill, CompletionSuffixFillsTheMiddle) {
 
 TEST(Infill, BadFieldsAndModelsWithoutFimTokens) {
   ZINC_REQUIRE_TEST_DATA();
-  auto s = TestServer::start({}, "", 2, 256, fim_stories());
+  auto s = TestServer::start({}, "", 2, 256, fim_stories_model());
   const Json ok = {{"input_prefix", "a"}, {"input_suffix", "b"}, {"n_predict", 2}};
   auto with = [&](const char* k, Json v) {
     Json b = ok;

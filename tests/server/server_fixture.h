@@ -13,6 +13,7 @@
 #include "chat/conversation.h"
 #include "engine/runner.h"
 #include "engine/scheduler.h"
+#include "model/gguf_edit.h"
 #include "model/model.h"
 #include "server/server.h"
 #include "support/test_data.h"
@@ -37,6 +38,18 @@ inline double norm2(const std::vector<float>& v) {
   double n2 = 0;
   for (float x : v) n2 += double(x) * x;
   return n2;
+}
+
+// A copy of stories260K with FIM ids set (its tokens 300-302 play prefix, suffix and middle), for
+// /infill and completions' suffix.
+inline std::string fim_stories_model() {
+  const std::string path = test::temp_path("stories-fim.gguf");
+  test::GgufEdits e;
+  e.set_keys.push_back({"tokenizer.ggml.fim_pre_token_id", gguf::Value::u32(300)});
+  e.set_keys.push_back({"tokenizer.ggml.fim_suf_token_id", gguf::Value::u32(301)});
+  e.set_keys.push_back({"tokenizer.ggml.fim_mid_token_id", gguf::Value::u32(302)});
+  EXPECT_TRUE(test::copy_gguf(test::data_path("models/stories260K.gguf"), path, e).ok());
+  return path;
 }
 
 struct TestServer {
