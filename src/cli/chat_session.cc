@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <fstream>
 
+#include "cli/sampling_flags.h"
+
 namespace zinc::cli {
 
 Result<std::unique_ptr<ChatSession>> ChatSession::create(const std::string& model_path,
@@ -31,7 +33,7 @@ Result<std::unique_ptr<ChatSession>> ChatSession::create(const std::string& mode
   ro.n_ctx = options.n_ctx;
   ZINC_ASSIGN_OR_RETURN(s->runner_, engine::Runner::create(*s->model_, ro));
   ZINC_ASSIGN_OR_RETURN(s->seq_, s->runner_->cache().add_sequence());
-  s->sampler_ = std::make_unique<engine::Sampler>(options.sampling, int32_t(s->model_->hparams().n_vocab));
+  s->sampler_ = std::make_unique<engine::Sampler>(prepared_sampling(options.sampling, s->tokenizer_.get()), int32_t(s->model_->hparams().n_vocab));
   return s;
 }
 

@@ -125,7 +125,7 @@ int run_generate(const RunOptions& o) {
 
   const double load_seconds = std::chrono::duration<double>(Clock::now() - t_load).count();
 
-  engine::Sampler sampler(o.sampling, int32_t((*model)->hparams().n_vocab));
+  engine::Sampler sampler(prepared_sampling(o.sampling, tok.get()), int32_t((*model)->hparams().n_vocab));
   std::unique_ptr<tokenizer::StreamingDecoder> decoder;
   if (tok) {
     decoder = std::make_unique<tokenizer::StreamingDecoder>(*tok);

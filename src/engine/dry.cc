@@ -3,7 +3,15 @@
 #include <algorithm>
 #include <cmath>
 
+#include "tokenizer/tokenizer.h"
+
 namespace zinc::engine {
+
+std::shared_ptr<const DryBreakers> DryBreakers::of(const tokenizer::Tokenizer& tok, const std::vector<std::string>& breakers) {
+  return build(
+      tok.vocab().n_tokens(), breakers, [&tok](int32_t id) { return tok.decode_piece(id, true); },
+      [&tok](const std::string& text) { return tok.encode(text, false, false); });
+}
 
 void dry_penalties(const DryParams& p, std::span<const int32_t> last, std::vector<int32_t>& repeat,
                    std::unordered_map<int32_t, int32_t>& max_repeat, std::vector<std::pair<int32_t, float>>* out) {

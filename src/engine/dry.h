@@ -11,6 +11,10 @@
 #include <unordered_map>
 #include <vector>
 
+namespace zinc::tokenizer {
+class Tokenizer;
+}
+
 namespace zinc::engine {
 
 // The breakers as token sequences: for every token whose text contains a breaker, an empty
@@ -23,14 +27,22 @@ struct DryBreakers {
   // `piece(id)` is a token's text (special tokens rendered); `encode` tokenizes plain text.
   template <typename Piece, typename Encode>
   static std::shared_ptr<const DryBreakers> build(int32_t n_vocab, const std::vector<std::string>& breakers, Piece piece, Encode encode);
+  // The same from a tokenizer.
+  static std::shared_ptr<const DryBreakers> of(const tokenizer::Tokenizer& tok, const std::vector<std::string>& breakers);
 };
+
+
+
+// llama.cpp's default breakers: newline, colon, double quote, asterisk.
+inline const std::vector<std::string> kDefaultDryBreakers = {"\n", ":", "\"", "*"};
 
 struct DryParams {
   float multiplier = 0.0f;  // 0: off
   float base = 1.75f;
   int32_t allowed_length = 2;
   int32_t penalty_last_n = -1;  // tokens looked back (-1: the whole window, 0: off)
-  std::shared_ptr<const DryBreakers> breakers;
+  std::vector<std::string> sequence_breakers = kDefaultDryBreakers;
+  std::shared_ptr<const DryBreakers> breakers;  // sequence_breakers as tokens (DryBreakers::of); null: none
   bool on() const { return multiplier != 0.0f && base >= 1.0f && penalty_last_n != 0; }
 };
 

@@ -120,6 +120,50 @@ std::optional<ApiError> parse_tools(const Json& body, GenerationParams* p) {
     if (auto e_ = (expr)) return e_;     \
   } while (0)
 
+namespace {
+
+// llama.cpp's sampling fields beyond OpenAI's (its server takes them on every endpoint).
+std::optional<ApiError> parse_llama_sampling(const Json& body, GenerationParams* p) {
+  auto& s = p->sampling;
+  ZINC_API_CHECK(number(body, "typical_p", 0, 1, &s.typical_p));
+  ZINC_API_CHECK(number(body, "top_n_sigma", -1, 100, &s.top_n_sigma));
+  ZINC_API_CHECK(number(body, "xtc_probability", 0, 1, &s.xtc_probability));
+  ZINC_API_CHECK(number(body, "xtc_threshold", 0, 1, &s.xtc_threshold));
+  ZINC_API_CHECK(number(body, "dynatemp_range", 0, 100, &s.dynatemp_range));
+  ZINC_API_CHECK(number(body, "dynatemp_exponent", 0, 100, &s.dynatemp_exponent));
+  ZINC_API_CHECK(number(body, "dry_multiplier", 0, 100, &s.dry.multiplier));
+  ZINC_API_CHECK(number(body, "dry_base", 0, 100, &s.dry.base));
+  ZINC_API_CHECK(number(body, "mirostat_tau", 0, 100, &s.mirostat_tau));
+  ZINC_API_CHECK(number(body, "mirostat_eta", 0, 1, &s.mirostat_eta));
+  int64_t v = s.dry.allowed_length;
+  ZINC_API_CHECK(integer(body, "dry_allowed_length", 0, 1 << 20, &v));
+  s.dry.allowed_length = int32_t(v);
+  v = s.dry.penalty_last_n;
+  ZINC_API_CHECK(integer(body, "dry_penalty_last_n", -1, INT32_MAX, &v));
+  s.dry.penalty_last_n = int32_t(v);
+  v = s.penalty_last_n;
+  ZINC_API_CHECK(integer(body, "repeat_last_n", -1, INT32_MAX, &v));
+  s.penalty_last_n = int32_t(v);
+  v = s.min_keep;
+  ZINC_API_CHECK(integer(body, "min_keep", 0, 1 << 20, &v));
+  s.min_keep = int32_t(v);
+  v = s.mirostat;
+  ZINC_API_CHECK(integer(body, "mirostat", 0, 2, &v));
+  s.mirostat = int32_t(v);
+  if (auto it = body.find("dry_sequence_breakers"); it != body.end() && !it->is_null()) {
+    const char* shape = "'dry_sequence_breakers' must be a non-empty array of at most 64 non-empty strings";
+    if (!it->is_array() || it->empty() || it->size() > 64) return bad_request("dry_sequence_breakers", shape);
+    s.dry.sequence_breakers.clear();
+    for (const Json& b : *it) {
+      if (!b.is_string() || b.get<std::string>().empty()) return bad_request("dry_sequence_breakers", shape);
+      s.dry.sequence_breakers.push_back(b.get<std::string>());
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<ApiError> parse_generation(const Json& body, bool chat, GenerationParams* out, const engine::Grammar::Tokens* grammar_tokens) {
   GenerationParams& p = *out;
   if (auto it = body.find("model"); it != body.end() && !it->is_null()) {
@@ -159,6 +203,7 @@ std::optional<ApiError> parse_generation(const Json& body, bool chat, Generation
   v = 1;
   ZINC_API_CHECK(integer(body, "n", 1, kMaxChoices, &v));
   p.n = int32_t(v);
+  ZINC_API_CHECK(parse_llama_sampling(body, &p));
   ZINC_API_CHECK(boolean(body, "stream", &p.stream));
   ZINC_API_CHECK(boolean(body, "return_token_ids", &p.return_token_ids));
   ZINC_API_CHECK(boolean(body, "ignore_eos", &p.ignore_eos));

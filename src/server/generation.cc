@@ -571,6 +571,14 @@ void generate(GenerationContext& ctx, const Json& body, httplib::Response& res, 
   auto reply_error = [&](httplib::Response& r, const ApiError& e) { shape->error(r, e); };
   GenerationParams p;
   if (auto e = parse_generation(body, chat, &p, &ctx.grammar_tokens)) return reply_error(res, *e);
+  if (p.sampling.dry.on()) {
+    const std::vector<std::string>& list = p.sampling.dry.sequence_breakers;
+    std::lock_guard lock(ctx.dry_mu);
+    auto& table = ctx.dry_tables[list];
+    if (!table) table = engine::DryBreakers::of(ctx.tok, list);
+    p.sampling.dry.breakers = table;
+    if (ctx.dry_tables.size() > 8) ctx.dry_tables.clear();
+  }
   const int32_t n_vocab = ctx.tok.vocab().n_tokens();
   for (const auto& [id, bias] : p.sampling.logit_bias)
     if (id >= n_vocab)

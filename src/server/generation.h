@@ -4,6 +4,8 @@
 #pragma once
 
 #include <atomic>
+#include <map>
+#include <mutex>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -37,6 +39,9 @@ struct GenerationContext {
   std::shared_ptr<const engine::TokenVocab> token_vocab;
   engine::Grammar::Tokens grammar_tokens;  // the vocabulary a request's grammar refers to by `<token>`
   ResponseStore responses;  // /v1/responses kept for previous_response_id (options.responses_store_bytes)
+  // DRY's breaker tables by breaker list, built from the vocabulary on first use (a few kept).
+  std::mutex dry_mu;
+  std::map<std::vector<std::string>, std::shared_ptr<const engine::DryBreakers>> dry_tables;
 };
 
 // The shape answers go out in: OpenAI's unless a request comes through another API (Anthropic's

@@ -38,8 +38,10 @@ std::optional<ApiError> translate(const GenerationContext& ctx, const Json& in, 
     return bad_request("prompt", "'prompt' must be a string or an array of token ids (one prompt a request)");
   }
   o["prompt"] = *prompt;
-  for (const char* k : {"temperature", "top_k", "top_p", "min_p", "presence_penalty", "frequency_penalty", "repeat_penalty", "stop",
-                        "stream", "grammar", "ignore_eos"})
+  for (const char* k : {"temperature", "top_k", "top_p", "min_p", "presence_penalty", "frequency_penalty", "repeat_penalty", "repeat_last_n",
+                        "stop", "stream", "grammar", "ignore_eos", "typical_p", "top_n_sigma", "xtc_probability", "xtc_threshold",
+                        "dynatemp_range", "dynatemp_exponent", "dry_multiplier", "dry_base", "dry_allowed_length", "dry_penalty_last_n",
+                        "dry_sequence_breakers", "mirostat", "mirostat_tau", "mirostat_eta", "min_keep"})
     if (in.contains(k) && !in[k].is_null()) info->settings[k] = o[k] = in[k];
   if (auto s = in.find("seed"); s != in.end() && !s->is_null() && *s != -1) info->settings["seed"] = o["seed"] = *s;
   if (auto n = in.find("n_predict"); n != in.end() && !n->is_null()) {
@@ -185,7 +187,12 @@ void handle_props(GenerationContext& ctx, httplib::Response& res) {
   const engine::SamplerParams d;
   const Json params = {{"n_predict", -1}, {"temperature", d.temperature}, {"top_k", d.top_k}, {"top_p", d.top_p}, {"min_p", d.min_p},
                        {"repeat_last_n", d.penalty_last_n}, {"repeat_penalty", d.repeat_penalty}, {"presence_penalty", d.presence_penalty},
-                       {"frequency_penalty", d.frequency_penalty}, {"seed", -1}, {"n_probs", 0}, {"ignore_eos", false}};
+                       {"frequency_penalty", d.frequency_penalty}, {"typical_p", d.typical_p}, {"top_n_sigma", d.top_n_sigma},
+                       {"xtc_probability", d.xtc_probability}, {"xtc_threshold", d.xtc_threshold}, {"dynatemp_range", d.dynatemp_range},
+                       {"dynatemp_exponent", d.dynatemp_exponent}, {"dry_multiplier", d.dry.multiplier}, {"dry_base", d.dry.base},
+                       {"dry_allowed_length", d.dry.allowed_length}, {"dry_penalty_last_n", d.dry.penalty_last_n},
+                       {"dry_sequence_breakers", engine::kDefaultDryBreakers}, {"mirostat", d.mirostat}, {"mirostat_tau", d.mirostat_tau},
+                       {"mirostat_eta", d.mirostat_eta}, {"min_keep", d.min_keep}, {"seed", -1}, {"n_probs", 0}, {"ignore_eos", false}};
   const int64_t n_ctx = ctx.scheduler.options().n_ctx;
   Json props = {{"default_generation_settings", {{"id", 0}, {"n_ctx", n_ctx}, {"params", params}, {"is_processing", false}}},
                 {"total_slots", ctx.scheduler.options().parallel},

@@ -94,7 +94,8 @@ std::optional<std::string> translate(const Json& in, bool chat, bool* as_chat, J
   }
   const Json opts = in.value("options", Json::object());
   if (!opts.is_object()) return "'options' must be an object";
-  for (const char* k : {"temperature", "top_p", "top_k", "min_p", "seed", "repeat_penalty", "presence_penalty", "frequency_penalty", "stop"})
+  for (const char* k : {"temperature", "top_p", "top_k", "min_p", "seed", "repeat_penalty", "presence_penalty", "frequency_penalty", "stop",
+                        "repeat_last_n", "typical_p", "mirostat", "mirostat_tau", "mirostat_eta"})
     if (opts.contains(k)) o[k] = opts[k];
   if (opts.contains("num_predict") && opts["num_predict"].is_number_integer() && opts["num_predict"].get<int64_t>() > 0)
     o["max_tokens"] = opts["num_predict"];

@@ -90,6 +90,32 @@ TEST(RunCommand, NeedsExactlyOnePrompt) {
   EXPECT_NE(out.find("error: give the prompt"), std::string::npos) << out;
 }
 
+// llama.cpp's other sampling flags: DRY changes a greedy answer that repeats itself, mirostat
+// and the others run seeded, and bad values are flag errors.
+TEST(RunCommand, DryMirostatAndTheOtherSamplers) {
+  ZINC_REQUIRE_TEST_DATA();
+  const std::string run = zinc_binary() + " run -m " + data_path("models/stories260K.gguf") + " --raw -t 1 -n 30 ";
+  std::string plain, dry, dry_again;
+  const std::string prompt = "-p 'Lily and Lily and Lily and Lily and' --temp 0 ";
+  ASSERT_EQ(run_command(run + prompt + "2>/dev/null", &plain), 0) << plain;
+  ASSERT_EQ(run_command(run + prompt + "--dry-multiplier 2 --dry-sequence-breaker none 2>/dev/null", &dry), 0) << dry;
+  EXPECT_NE(dry, plain);
+  ASSERT_EQ(run_command(run + prompt + "--dry-multiplier 2 --dry-sequence-breaker none 2>/dev/null", &dry_again), 0);
+  EXPECT_EQ(dry, dry_again);
+  for (const char* flags : {"--mirostat 1", "--mirostat 2 --mirostat-ent 3 --mirostat-lr 0.2", "--typical 0.9 --xtc-probability 0.5",
+                            "--top-nsigma 1.5 --dynatemp-range 0.5 --dynatemp-exp 2"}) {
+    std::string a, b;
+    const std::string cmd = run + "-p 'Once upon a time' --temp 1 -s 9 " + flags + " 2>/dev/null";
+    ASSERT_EQ(run_command(cmd, &a), 0) << flags << ": " << a;
+    ASSERT_EQ(run_command(cmd, &b), 0);
+    EXPECT_EQ(a, b) << flags;  // seeded
+    EXPECT_EQ(a.rfind("Once upon a time", 0), 0u) << a;
+  }
+  std::string out;
+  EXPECT_EQ(run_command(run + "-p x --mirostat 3 2>&1", &out), 2) << out;
+  EXPECT_NE(out.find("--mirostat"), std::string::npos) << out;
+}
+
 // --json-schema holds the continuation to a document of the schema, sampled or greedy, on the
 // CPU and on Vulkan (which then samples on the host); bad schemas are one-line errors.
 TEST(RunCommand, JsonSchemaHoldsTheOutput) {

@@ -181,5 +181,66 @@ TEST(LlamaNative, ReturnTokenIdsAndIgnoreEosOnOpenAiEndpoints) {
   for (const Json& id : g.body["choices"][0]["token_ids"]) EXPECT_NE(id, 2);
 }
 
+// llama.cpp's other samplers, by their effect: DRY (a strong multiplier) leaves no token that
+// extends a repeat of allowed_length tokens; mirostat 2 with a tiny tau keeps only the likeliest
+// token (the greedy answer); bad values are 400s.
+TEST(LlamaNative, DryAndMirostat) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto s = TestServer::start();
+  const int kAllowed = 2;
+  const std::string prompt = "Lily and Lily and Lily and Lily and";
+  auto answer = [&](Json extra) {
+    Json body = {{"prompt", prompt}, {"n_predict", 40}, {"temperature", 0}, {"return_tokens", true}};
+    for (auto& [k, v] : extra.items()) body[k] = v;
+    Reply r = post(*s, "/completion", body);
+    EXPECT_EQ(r.status, 200) << r.text;
+    return r.body;
+  };
+  // How many answer tokens extend a repeat: the kAllowed tokens before them occurred earlier,
+  // followed by the same token.
+  std::vector<int> prompt_ids = post(*s, "/tokenize", Json{{"content", prompt}, {"add_special", true}}).body["tokens"];
+  auto repeats = [&](const Json& answer_ids) {
+    std::vector<int> seq = prompt_ids;
+    for (const Json& t : answer_ids) seq.push_back(t.get<int>());
+    int n = 0;
+    for (size_t i = prompt_ids.size(); i < seq.size(); ++i)
+      for (size_t j = kAllowed; j < i; ++j) {
+        bool repeat = seq[j] == seq[i];
+        for (int k = 1; k <= kAllowed && repeat; ++k) repeat = seq[j - size_t(k)] == seq[i - size_t(k)];
+        if (repeat) {
+          ++n;
+          break;
+        }
+      }
+    return n;
+  };
+  const Json plain = answer(Json::object());
+  ASSERT_GT(repeats(plain["tokens"]), 0) << plain["content"];  // greedy repeats itself here
+  const Json dry = answer({{"dry_multiplier", 100}, {"dry_allowed_length", kAllowed}, {"dry_sequence_breakers", Json::array({"\u0001"})}});
+  EXPECT_EQ(repeats(dry["tokens"]), 0) << dry["content"];
+
+  Reply greedy = post(*s, "/v1/completions", Json{{"prompt", "Once upon a time"}, {"max_tokens", 20}, {"temperature", 0}});
+  Reply miro = post(*s, "/v1/completions", Json{{"prompt", "Once upon a time"}, {"max_tokens", 20}, {"temperature", 1}, {"seed", 5},
+                                                {"mirostat", 2}, {"mirostat_tau", 0.01}, {"mirostat_eta", 0.1}});
+  ASSERT_EQ(miro.status, 200) << miro.text;
+  EXPECT_EQ(miro.body["choices"][0]["text"], greedy.body["choices"][0]["text"]);
+  Reply warm = post(*s, "/v1/completions", Json{{"prompt", "Once upon a time"}, {"max_tokens", 20}, {"temperature", 1}, {"seed", 5},
+                                                {"typical_p", 0.9}, {"xtc_probability", 0.5}, {"top_n_sigma", 2}, {"dynatemp_range", 0.3}});
+  ASSERT_EQ(warm.status, 200) << warm.text;
+  EXPECT_EQ(warm.body["choices"][0]["text"],
+            post(*s, "/v1/completions", Json{{"prompt", "Once upon a time"}, {"max_tokens", 20}, {"temperature", 1}, {"seed", 5},
+                                             {"typical_p", 0.9}, {"xtc_probability", 0.5}, {"top_n_sigma", 2}, {"dynatemp_range", 0.3}})
+                .body["choices"][0]["text"]);  // seeded: the same draws
+  expect_error(post(*s, "/completion", native(4, {{"mirostat", 3}})), 400, "", "mirostat");
+  expect_error(post(*s, "/completion", native(4, {{"dry_sequence_breakers", Json::array()}})), 400, "", "dry_sequence_breakers");
+  expect_error(post(*s, "/completion", native(4, {{"dry_sequence_breakers", Json::array({""})}})), 400, "", "dry_sequence_breakers");
+  expect_error(post(*s, "/v1/completions", Json{{"prompt", "a"}, {"typical_p", 2}}), 400, "", "typical_p");
+  expect_error(post(*s, "/v1/chat/completions", Json{{"messages", {{{"role", "user"}, {"content", "a"}}}}, {"repeat_last_n", -2}}), 400, "",
+               "repeat_last_n");
+  const Json props = get(*s, "/props").body["default_generation_settings"]["params"];
+  EXPECT_EQ(props["mirostat"], 0);
+  EXPECT_EQ(props["dry_sequence_breakers"].size(), 4u);
+}
+
 }  // namespace
 }  // namespace zinc::server
