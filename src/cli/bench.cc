@@ -1,4 +1,4 @@
-// zinc bench -m MODEL [-p 512] [-n 128] [-d DEPTH] [-c CTX] [-r 3] [-t THREADS] [-o md|json]
+// zinc bench -m MODEL [-p 512[,N...]] [-n 128[,N...]] [-d DEPTH[,D...]] [-c CTX] [-r 3] [-t THREADS] [-o md|json]
 // [--backend auto|cpu|vulkan] [--device N] [--profile]: prefill (pp) and decode (tg) throughput
 // like llama-bench: tokens per second, mean and standard deviation over repetitions after one
 // warm-up run, and for decode the effective weight bandwidth (weight bytes one token reads x
@@ -6,10 +6,11 @@
 // greedy chain from a random token (Runner::decode_greedy_chain: on Vulkan each step's argmax
 // feeds the next on the device and the next step is queued before this one is read back, as
 // `zinc run --temp 0` generates); on Vulkan also the GPU time of a decode step. The KV cache holds
-// what the tests need (depth + max(-p, -n) + 1 tokens, as llama-bench sizes it) unless -c asks
+// what the tests need (depth + max(-p, -n) + 1 tokens, as llama-bench sizes it; of the largest
+// values where comma lists give several, each depth running every -p and -n test) unless -c asks
 // for more, such as the 4096 tokens `zinc run` and `zinc serve` hold by default.
 // --profile (Vulkan): GPU time per op kind and per matrix product of one prefill chunk of -p tokens
-// and of one decode step, at the given depth (a barrier after every op), then the decode step as
+// and of one decode step, at the (first) depth (a barrier after every op), then the decode step as
 // it runs: GPU time per stage (the ops between two of its barriers, which run together).
 #include <algorithm>
 #include <chrono>
@@ -30,7 +31,8 @@ namespace {
 
 struct BenchOptions {
   std::string model, output = "md", backend = "auto";
-  int prompt = 512, gen = 128, depth = 0, reps = 3, threads = 0, device = -1;
+  std::vector<int> prompts{512}, gens{128}, depths{0};  // llama-bench's comma lists: every depth, each of -p and -n
+  int reps = 3, threads = 0, device = -1;
   int64_t ctx = 0;  // KV cache tokens; 0: what the tests need
   bool profile = false;
 };
@@ -65,17 +67,17 @@ Result<double> time_run(engine::Runner& r, const std::vector<int32_t>& tokens, i
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-Result<Result1> measure(engine::Runner& r, const std::vector<int32_t>& tokens, const BenchOptions& o, int n, bool decode) {
+Result<Result1> measure(engine::Runner& r, const std::vector<int32_t>& tokens, const BenchOptions& o, int depth, int n, bool decode) {
   Result1 res;
   res.decode = decode;
-  res.test = (decode ? "tg" : "pp") + std::to_string(n) + (o.depth > 0 ? "@d" + std::to_string(o.depth) : "");
+  res.test = (decode ? "tg" : "pp") + std::to_string(n) + (depth > 0 ? "@d" + std::to_string(depth) : "");
   double gpu_ns = 0;
-  ZINC_ASSIGN_OR_RETURN(double warm, time_run(r, tokens, o.depth, n, decode, &gpu_ns));
+  ZINC_ASSIGN_OR_RETURN(double warm, time_run(r, tokens, depth, n, decode, &gpu_ns));
   (void)warm;
   gpu_ns = 0;
   std::vector<double> ts;
   for (int i = 0; i < o.reps; ++i) {
-    ZINC_ASSIGN_OR_RETURN(double s, time_run(r, tokens, o.depth, n, decode, &gpu_ns));
+    ZINC_ASSIGN_OR_RETURN(double s, time_run(r, tokens, depth, n, decode, &gpu_ns));
     ts.push_back(double(n) / s);
   }
   res.gpu_ms_per_token = gpu_ns / 1e6 / double(n * o.reps);
@@ -188,12 +190,15 @@ int print_profile(engine::Runner& r, const std::vector<int32_t>& tokens, int dep
 }
 
 int run_bench(const BenchOptions& o) {
-  if (o.prompt < 0 || o.gen < 0 || o.depth < 0 || o.ctx < 0 || o.reps < 1)
+  auto least = [](const std::vector<int>& v) { return v.empty() ? -1 : *std::min_element(v.begin(), v.end()); };
+  auto most = [](const std::vector<int>& v) { return *std::max_element(v.begin(), v.end()); };
+  if (least(o.prompts) < 0 || least(o.gens) < 0 || least(o.depths) < 0 || o.ctx < 0 || o.reps < 1)
     return fail("-p, -n, -d and -c must be >= 0 and -r >= 1");
-  const int64_t need = int64_t(o.depth) + std::max(o.prompt, o.gen) + 1;
+  const int max_depth = most(o.depths), max_run = std::max(most(o.prompts), most(o.gens));
+  const int64_t need = int64_t(max_depth) + max_run + 1;
   if (o.ctx > 0 && o.ctx < need)
     return fail("-c " + std::to_string(o.ctx) + ": the tests need " + std::to_string(need) +
-                " tokens of cache (-d + max(-p, -n) + 1)");
+                " tokens of cache (the largest -d + the largest of -p and -n + 1)");
   if (o.output != "md" && o.output != "json") return fail("-o: expected md or json, got '" + o.output + "'");
   auto backend = engine::parse_backend(o.backend);
   if (!backend.ok()) return fail(backend.status().message());
@@ -209,19 +214,24 @@ int run_bench(const BenchOptions& o) {
   if (auto s = (*runner)->cache().add_sequence(); !s.ok()) return fail(s.status().message());
 
   std::mt19937 rng(1);
-  std::vector<int32_t> tokens(size_t(o.depth + std::max(o.prompt, o.gen)));
+  std::vector<int32_t> tokens(size_t(max_depth + max_run));
   for (auto& t : tokens) t = int32_t(rng() % (*model)->hparams().n_vocab);
 
   std::vector<Result1> results;
-  for (auto [n, decode] : {std::pair{o.prompt, false}, std::pair{o.gen, true}}) {
-    if (n == 0) continue;
-    auto r = measure(**runner, tokens, o, n, decode);
-    if (!r.ok()) return fail(r.status().message());
-    results.push_back(*r);
+  for (int depth : o.depths) {
+    std::vector<std::pair<int, bool>> tests;
+    for (int n : o.prompts) tests.emplace_back(n, false);
+    for (int n : o.gens) tests.emplace_back(n, true);
+    for (auto [n, decode] : tests) {
+      if (n == 0) continue;
+      auto r = measure(**runner, tokens, o, depth, n, decode);
+      if (!r.ok()) return fail(r.status().message());
+      results.push_back(*r);
+    }
   }
 
-  if (o.profile) {
-    if (int s = print_profile(**runner, tokens, o.depth, o.prompt); s != 0) return s;
+  if (o.profile) {  // of the first depth and prompt size
+    if (int s = print_profile(**runner, tokens, o.depths[0], o.prompts[0]); s != 0) return s;
   }
 
   const double size_bytes = double((*model)->weight_bytes());
@@ -262,9 +272,15 @@ ZINC_REGISTER_COMMAND(bench, Command{"bench", "Measure prefill and decode throug
                                      [](CLI::App& sub) {
                                        auto o = std::make_shared<BenchOptions>();
                                        sub.add_option("-m,--model", o->model, "GGUF model file")->required();
-                                       sub.add_option("-p,--n-prompt", o->prompt, "Prompt tokens, one batch (0: skip)")->capture_default_str();
-                                       sub.add_option("-n,--n-gen", o->gen, "Generated tokens, one per step (0: skip)")->capture_default_str();
-                                       sub.add_option("-d,--depth", o->depth, "Tokens already in the cache before each test")->capture_default_str();
+                                       sub.add_option("-p,--n-prompt", o->prompts, "Prompt tokens, one batch (0: skip); a comma list runs each")
+                                           ->delimiter(',')
+                                           ->capture_default_str();
+                                       sub.add_option("-n,--n-gen", o->gens, "Generated tokens, one per step (0: skip); a comma list runs each")
+                                           ->delimiter(',')
+                                           ->capture_default_str();
+                                       sub.add_option("-d,--depth", o->depths, "Tokens already in the cache before each test; a comma list runs the tests at each")
+                                           ->delimiter(',')
+                                           ->capture_default_str();
                                        sub.add_option("-c,--ctx-size", o->ctx, "KV cache size in tokens (0: what the tests need)")->capture_default_str();
                                        sub.add_option("-r,--repetitions", o->reps, "Timed runs per test")->capture_default_str();
                                        sub.add_option("-t,--threads", o->threads, "CPU threads (0: all)")->capture_default_str();

@@ -94,6 +94,16 @@ TEST(BenchCommand, ContextSizeSetsTheCacheOrIsRefused) {
   EXPECT_EQ(j[1]["n_ctx"], 512);
   ASSERT_EQ(run_command(bench + " -o json 2>/dev/null", &out), 0) << out;
   EXPECT_EQ(nlohmann::json::parse(out)[0]["n_ctx"], 13);  // -d 4 + max(8, 4) + 1
+  // Comma lists, as llama-bench takes them: each depth runs every -p and -n test.
+  ASSERT_EQ(run_command(zinc_binary() + " bench -m " + data_path("models/stories260K.gguf") + " -p 8,4 -n 2 -d 0,6 -r 1 -t 1 -o json 2>/dev/null",
+                        &out),
+            0)
+      << out;
+  std::vector<std::string> tests;
+  for (const auto& r : nlohmann::json::parse(out)) tests.push_back(r["test"]);
+  EXPECT_EQ(tests, (std::vector<std::string>{"pp8", "pp4", "tg2", "pp8@d6", "pp4@d6", "tg2@d6"}));
+  EXPECT_EQ(nlohmann::json::parse(out)[0]["n_ctx"], 15);  // 6 + 8 + 1
+  EXPECT_EQ(run_command(bench + " -p 8,-1", &out), 1) << out;
   EXPECT_EQ(run_command(bench + " -c 12", &out), 1);
   EXPECT_NE(out.find("-c 12: the tests need 13 tokens of cache"), std::string::npos) << out;
   EXPECT_EQ(run_command(bench + " -c -1", &out), 1);
