@@ -80,7 +80,10 @@ Status Runner::init_vulkan(int device_index) {
     return error("Vulkan device %d does not exist (%zu devices; see zinc devices)", device_index,
                  vk->instance->devices().size());
   ZINC_ASSIGN_OR_RETURN(vk->device, vulkan::Device::create(*vk->instance, device_index));
-  ZINC_ASSIGN_OR_RETURN(vk->kernels, vulkan::Kernels::create(*vk->device, cache_->type() == kv::KvType::kF16));
+  // Models of hidden size 2048 or less (two groups a lane and row at most): one group a step in
+  // the staged matvecs.
+  const uint32_t steps = model_.hparams().n_embd <= 2048 ? 1 : 0;
+  ZINC_ASSIGN_OR_RETURN(vk->kernels, vulkan::Kernels::create(*vk->device, cache_->type() == kv::KvType::kF16, steps));
   ZINC_ASSIGN_OR_RETURN(vk->weights, vulkan::ModelWeights::create(*vk->device));
   ZINC_ASSIGN_OR_RETURN(vk->kv, vulkan::KvPool::create(*vk->device, *cache_));
   // Upload every weight now (the one-token graph uses them all).

@@ -29,7 +29,7 @@ namespace zinc::server {
 
 struct Server::Impl {
   Impl(const tokenizer::Tokenizer& t, const chat::ChatFormat& f, engine::Scheduler& s, ServerOptions o)
-      : ctx{t, f, s, std::move(o), {}, {}, engine::TokenVocab::of(t), engine::grammar_tokens(t), {}} {
+      : ctx{t, f, s, std::move(o), {}, {}, engine::TokenVocab::of(t), engine::grammar_tokens(t), {}, {}, {}} {
     ctx.responses.set_max_bytes(ctx.options.responses_store_bytes);
   }
   GenerationContext ctx;

@@ -2,8 +2,9 @@
 
 namespace zinc::vulkan {
 
-Result<std::unique_ptr<Kernels>> Kernels::create(const Device& device, bool kv_f16) {
+Result<std::unique_ptr<Kernels>> Kernels::create(const Device& device, bool kv_f16, uint32_t matvec_steps) {
   std::unique_ptr<Kernels> k(new Kernels(device));
+  k->matvec_steps_ = matvec_steps;
   ZINC_ASSIGN_OR_RETURN(k->rms_norm, ops::RmsNorm::create(device));
   ZINC_ASSIGN_OR_RETURN(k->qk_norm, ops::QkNorm::create(device));
   ZINC_ASSIGN_OR_RETURN(k->rope, ops::Rope::create(device));
@@ -41,6 +42,7 @@ Result<const ops::Matvec*> Kernels::matvec(TensorType type, bool swiglu) {
     o.group_size = 32;
     o.rows = 8;
   }
+  o.steps = matvec_steps_;
   return cached(matvec_[{type, swiglu}], device_, type, o);
 }
 
@@ -49,12 +51,14 @@ Result<const ops::Matvec*> Kernels::narrow_matvec(TensorType type, bool topk) {
   o.rows = 4;
   o.k_slices = 4;
   o.topk = topk;
+  o.steps = matvec_steps_;
   return cached(narrow_matvec_[{type, topk}], device_, type, o);
 }
 
 Result<const ops::Matvec*> Kernels::norm_out_matvec(TensorType type) {
   ops::MatvecOptions o;
   o.norm_out = true;
+  o.steps = matvec_steps_;
   return cached(norm_out_matvec_[type], device_, type, o);
 }
 

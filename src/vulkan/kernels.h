@@ -28,7 +28,8 @@ namespace zinc::vulkan {
 class Kernels {
  public:
   // kv_f16: the KV pool's element type.
-  static Result<std::unique_ptr<Kernels>> create(const Device& device, bool kv_f16);
+  // matvec_steps: the staged matvecs' groups loaded ahead (MatvecOptions::steps; 0: theirs).
+  static Result<std::unique_ptr<Kernels>> create(const Device& device, bool kv_f16, uint32_t matvec_steps = 0);
   const Device& device() const { return device_; }
 
   Result<const ops::Matvec*> matvec(TensorType type, bool swiglu);
@@ -63,6 +64,7 @@ class Kernels {
  private:
   explicit Kernels(const Device& d) : device_(d) {}
   const Device& device_;
+  uint32_t matvec_steps_ = 0;
   std::map<std::pair<TensorType, bool>, std::unique_ptr<ops::Matvec>> matvec_;
   std::map<std::pair<TensorType, bool>, std::unique_ptr<ops::Matvec>> narrow_matvec_;
   std::map<TensorType, std::unique_ptr<ops::Matvec>> norm_out_matvec_;
