@@ -33,6 +33,21 @@ void each_mutation(const Json& body, const std::vector<Json>& values, const std:
   walk(root, root);
 }
 
+// Posts every mutation of each request (values of other types) and checks each answer: a success
+// or a 4xx with an error body. Returns how many were posted.
+int post_mutations(const TestServer& s, const std::vector<std::pair<std::string, Json>>& requests) {
+  const std::vector<Json> values = {5, "x", Json::array({5}), Json::object({{"a", 1}}), nullptr, true};
+  int n = 0;
+  for (const auto& [path, body] : requests)
+    each_mutation(body, values, [&](const Json& mutated) {
+      ++n;
+      const Reply r = post(s, path, mutated);
+      EXPECT_TRUE(r.status == 200 || (r.status >= 400 && r.status < 500 && r.body.is_object() && r.body.contains("error")))
+          << path << " " << mutated.dump() << " -> " << r.status << " " << r.text;
+    });
+  return n;
+}
+
 TEST(FieldTypes, NoFieldOfAnotherTypeIsAServerError) {
   ZINC_REQUIRE_TEST_DATA();
   auto s = TestServer::start();
@@ -63,16 +78,7 @@ TEST(FieldTypes, NoFieldOfAnotherTypeIsAServerError) {
       {"/tokenize", Json::parse(R"({"content":"hi","add_special":true})")},
       {"/detokenize", Json::parse(R"({"tokens":[1,2]})")},
   };
-  const std::vector<Json> values = {5, "x", Json::array({5}), Json::object({{"a", 1}}), nullptr, true};
-  int n = 0;
-  for (const auto& [path, body] : requests)
-    each_mutation(body, values, [&](const Json& mutated) {
-      ++n;
-      const Reply r = post(*s, path, mutated);
-      EXPECT_TRUE(r.status == 200 || (r.status >= 400 && r.status < 500 && r.body.is_object() && r.body.contains("error")))
-          << path << " " << mutated.dump() << " -> " << r.status << " " << r.text;
-    });
-  EXPECT_GT(n, 300);
+  EXPECT_GT(post_mutations(*s, requests), 300);
   EXPECT_EQ(post(*s, "/v1/chat/completions", requests[0].second).status, 200);
 }
 
@@ -86,16 +92,7 @@ TEST(FieldTypes, NoInfillFieldOfAnotherTypeIsAServerError) {
       {"/v1/completions", Json::parse(R"({"prompt":"a","suffix":"b","max_tokens":1})")},
       {"/api/generate", Json::parse(R"({"model":"s","prompt":"a","suffix":"b","stream":false,"options":{"num_predict":1}})")},
   };
-  const std::vector<Json> values = {5, "x", Json::array({5}), Json::object({{"a", 1}}), nullptr, true};
-  int n = 0;
-  for (const auto& [path, body] : requests)
-    each_mutation(body, values, [&](const Json& mutated) {
-      ++n;
-      const Reply r = post(*s, path, mutated);
-      EXPECT_TRUE(r.status == 200 || (r.status >= 400 && r.status < 500 && r.body.is_object() && r.body.contains("error")))
-          << path << " " << mutated.dump() << " -> " << r.status << " " << r.text;
-    });
-  EXPECT_GT(n, 80);
+  EXPECT_GT(post_mutations(*s, requests), 80);
   EXPECT_EQ(post(*s, "/infill", requests[0].second).status, 200);
 }
 
