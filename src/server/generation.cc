@@ -49,8 +49,6 @@ std::optional<ApiError> chat_request(const Json& body, const Json& tools, chat::
 
 namespace {
 
-// Prompt tokens of a request, or the error to answer with; for chats where the scheduler caches
-// snapshots, `checkpoint` becomes where the history ends (engine::Request::checkpoint).
 // Completions' 'suffix': the prompt and the suffix in the fill-in-the-middle layout (/infill's),
 // so the answer is what goes between them. `text_prompt`: the prompt was text (its tokens are
 // taken again without BOS, as /infill takes its prefix).
@@ -75,6 +73,8 @@ std::optional<ApiError> with_suffix(GenerationContext& ctx, const Json& body, bo
   return std::nullopt;
 }
 
+// Prompt tokens of a request, or the error to answer with; for chats where the scheduler caches
+// snapshots, `checkpoint` becomes where the history ends (engine::Request::checkpoint).
 std::optional<ApiError> prompt_tokens(GenerationContext& ctx, const Json& body, bool chat, const Json& tools,
                                       std::vector<int32_t>* out, bool* opens_reasoning, int64_t* checkpoint) {
   if (chat) {
@@ -245,14 +245,14 @@ struct Job {
     lp_offsets.push_back(n_prompt_scored < prompt_offsets.size() ? prompt_offsets[n_prompt_scored] : 0);
     ++n_prompt_scored;
   }
-  // Once the prompt's tokens are in: the answer's offsets count from the echoed text's end.
-  void end_of_prompt() { text_bytes = echo.size(); }
   Json logprobs_all() const {
     if (p.top_logprobs < 0) return nullptr;
     if (entries) return Json{{"content", logprobs_chat}};
     return Json{{"tokens", lp_tokens}, {"token_logprobs", lp_values}, {"top_logprobs", lp_top}, {"text_offset", lp_offsets}};
   }
+  // At each answer token; at the first, the answer's text offsets start after the echoed prompt.
   void on_token_timing() {
+    if (first) text_bytes = echo.size();
     const auto now = Clock::now();
     if (first) t_first = now;
     if (first) ctx.metrics.time_to_first_token(std::chrono::duration<double>(now - t_start).count());
@@ -361,7 +361,6 @@ void run_whole(const Jobs& jobs, httplib::Response& res, const AnswerShape& shap
         job.on_done(*e);
         break;
       }
-      if (job.first) job.end_of_prompt();
       job.on_token_timing();
       job.add_logprobs(*e);
       job.add_token_id(e->token);
@@ -442,7 +441,6 @@ bool run_stream(const Jobs& jobs, httplib::DataSink& sink, AnswerShape& shape) {
       job.on_done(*e);
       return false;
     }
-    if (job.first) job.end_of_prompt();
     job.on_token_timing();
     Json lp = job.add_logprobs(*e);
     job.add_token_id(e->token);
@@ -567,18 +565,44 @@ Result<ConstraintMaker> call_constraint(const GenerationContext& ctx, const Gene
 
 namespace {
 
+// Completions' echo: the prompt as the request gave it (token ids: their text).
+std::string echo_text(const GenerationContext& ctx, const Json& body, const std::vector<int32_t>& prompt) {
+  const Json* given = &body["prompt"];
+  if (given->is_array() && given->size() == 1 && (*given)[0].is_string()) given = &(*given)[0];
+  if (given->is_string()) return given->get<std::string>();
+  tokenizer::DecodeOptions as_text;
+  as_text.remove_special = true;
+  auto text = ctx.tok.decode(prompt, as_text);
+  return text.ok() ? *text : std::string();
+}
+
+// Each prompt token's offset in the echoed text: its pieces' lengths so far, less what the text
+// lacks at the start (SentencePiece's leading space).
+std::vector<size_t> echo_offsets(const GenerationContext& ctx, const std::vector<int32_t>& prompt, const std::string& echo) {
+  std::vector<size_t> offsets;
+  size_t total = 0;
+  for (int32_t t : prompt) {
+    offsets.push_back(total);
+    total += ctx.tok.decode_piece(t).size();
+  }
+  const size_t dropped = echo.size() < total ? total - echo.size() : 0;
+  for (size_t& o : offsets) o = o > dropped ? o - dropped : 0;
+  return offsets;
+}
+
+// DRY's breaker table for a breaker list: built from the vocabulary once, a few lists kept.
+std::shared_ptr<const engine::DryBreakers> dry_breakers(GenerationContext& ctx, const std::vector<std::string>& list) {
+  std::lock_guard lock(ctx.dry_mu);
+  if (auto it = ctx.dry_tables.find(list); it != ctx.dry_tables.end()) return it->second;
+  if (ctx.dry_tables.size() >= 8) ctx.dry_tables.clear();
+  return ctx.dry_tables[list] = engine::DryBreakers::of(ctx.tok, list);
+}
+
 void generate(GenerationContext& ctx, const Json& body, httplib::Response& res, bool chat, std::shared_ptr<AnswerShape> shape) {
   auto reply_error = [&](httplib::Response& r, const ApiError& e) { shape->error(r, e); };
   GenerationParams p;
   if (auto e = parse_generation(body, chat, &p, &ctx.grammar_tokens)) return reply_error(res, *e);
-  if (p.sampling.dry.on()) {
-    const std::vector<std::string>& list = p.sampling.dry.sequence_breakers;
-    std::lock_guard lock(ctx.dry_mu);
-    auto& table = ctx.dry_tables[list];
-    if (!table) table = engine::DryBreakers::of(ctx.tok, list);
-    p.sampling.dry.breakers = table;
-    if (ctx.dry_tables.size() > 8) ctx.dry_tables.clear();
-  }
+  if (p.sampling.dry.on()) p.sampling.dry.breakers = dry_breakers(ctx, p.sampling.dry.sequence_breakers);
   const int32_t n_vocab = ctx.tok.vocab().n_tokens();
   for (const auto& [id, bias] : p.sampling.logit_bias)
     if (id >= n_vocab)
@@ -610,27 +634,8 @@ void generate(GenerationContext& ctx, const Json& body, httplib::Response& res, 
     if (!maker.ok()) return reply_error(res, {400, "tool_choice: " + maker.status().message(), "invalid_request_error", "tool_choice", ""});
     constraint = std::move(*maker);
   }
-  std::string echo;  // the prompt as the request gave it (ids: their text)
-  tokenizer::DecodeOptions as_text;
-  as_text.remove_special = true;
-  if (p.echo) {
-    const Json* given = &body["prompt"];
-    if (given->is_array() && given->size() == 1 && (*given)[0].is_string()) given = &(*given)[0];
-    if (given->is_string()) echo = given->get<std::string>();
-    else if (auto text = ctx.tok.decode(prompt, as_text); text.ok()) echo = *text;
-  }
-  // Each prompt token's offset in the echoed text: its pieces' lengths so far, less what the text
-  // lacks at the start (SentencePiece's leading space).
-  std::vector<size_t> offsets;
-  if (p.echo && p.top_logprobs >= 0) {
-    size_t total = 0;
-    for (int32_t t : prompt) {
-      offsets.push_back(total);
-      total += ctx.tok.decode_piece(t).size();
-    }
-    const size_t dropped = echo.size() < total ? total - echo.size() : 0;
-    for (size_t& o : offsets) o = o > dropped ? o - dropped : 0;
-  }
+  const std::string echo = p.echo ? echo_text(ctx, body, prompt) : std::string();
+  const std::vector<size_t> offsets = p.echo && p.top_logprobs >= 0 ? echo_offsets(ctx, prompt, echo) : std::vector<size_t>();
   const bool parse_calls = chat && p.parse_tool_calls && p.tools.is_array() && !p.tools.empty() &&
                            ctx.format.tool_syntax() != chat::ToolCallSyntax::kNone;
   auto jobs = std::make_shared<Jobs>();
