@@ -8,6 +8,8 @@ packages=(
   g++ cmake ninja-build make pkg-config
   # libraries (header-only where possible)
   nlohmann-json3-dev libcpp-httplib-dev libcli11-dev libssl-dev libpcre2-dev
+  # the CA certificates https downloads (zinc pull, -hf) are checked against
+  ca-certificates
   # Vulkan: headers, loader, shader compiler, lavapipe for tests
   libvulkan-dev libvulkan1 glslc mesa-vulkan-drivers
   # line editing and history for zinc chat (BSD licence; the binary then needs libedit2)

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/model_flags.h"
 #include "engine/runner.h"
 #include "model/model.h"
 
@@ -31,6 +32,7 @@ namespace {
 
 struct BenchOptions {
   std::string model, output = "md", backend = "auto";
+  hub::ModelSource source;  // -m and the flags that fetch a model; resolved into `model`
   std::vector<int> prompts{512}, gens{128}, depths{0};  // llama-bench's comma lists: every depth, each of -p and -n
   int reps = 3, threads = 0, device = -1;
   int64_t ctx = 0;  // KV cache tokens; 0: what the tests need
@@ -271,7 +273,7 @@ int run_bench(const BenchOptions& o) {
 ZINC_REGISTER_COMMAND(bench, Command{"bench", "Measure prefill and decode throughput (like llama-bench)",
                                      [](CLI::App& sub) {
                                        auto o = std::make_shared<BenchOptions>();
-                                       sub.add_option("-m,--model", o->model, "GGUF model file")->required();
+                                       add_model_flags(sub, o->source, "GGUF model file");
                                        sub.add_option("-p,--n-prompt", o->prompts, "Prompt tokens, one batch (0: skip); a comma list runs each")
                                            ->delimiter(',')
                                            ->capture_default_str();
@@ -288,7 +290,7 @@ ZINC_REGISTER_COMMAND(bench, Command{"bench", "Measure prefill and decode throug
                                        sub.add_option("--backend", o->backend, "auto, cpu or vulkan")->capture_default_str();
                                        sub.add_option("--device", o->device, "Vulkan device index (-1: auto)")->capture_default_str();
                                        sub.add_flag("--profile", o->profile, "Vulkan: GPU time per op kind of one prefill chunk and one decode step");
-                                       return [o]() { return run_bench(*o); };
+                                       return [o]() { return with_model(*o, run_bench); };
                                      }});
 
 }  // namespace

@@ -14,6 +14,7 @@
 
 #include "cli/chat_session.h"
 #include "cli/command.h"
+#include "cli/model_flags.h"
 #include "cli/sampling_flags.h"
 #include "cli/line_reader.h"
 
@@ -22,6 +23,7 @@ namespace {
 
 struct ChatOptions {
   std::string model, system, backend = "auto";
+  hub::ModelSource source;  // -m and the flags that fetch a model; resolved into `model`
   bool verbose = false, no_cache_reuse = false;
   ChatSessionOptions session;
 };
@@ -113,10 +115,6 @@ bool run_command_line(const std::string& line, ChatSession& session, Terminal& t
 }
 
 int run_chat(ChatOptions& o) {
-  if (o.model.empty()) {
-    if (const char* env = std::getenv("ZINC_MODEL")) o.model = env;
-    else return fail("give a model with -m MODEL.gguf (or set ZINC_MODEL)");
-  }
   auto backend = engine::parse_backend(o.backend);
   if (!backend.ok()) return fail(backend.status().message());
   o.session.backend = *backend;
@@ -178,7 +176,7 @@ ZINC_REGISTER_COMMAND(chat, Command{"chat", "Chat with a model in the terminal",
                                     [](CLI::App& sub) {
                                       auto o = std::make_shared<ChatOptions>();
                                       auto& s = o->session.sampling;
-                                      sub.add_option("-m,--model", o->model, "GGUF model file (default: $ZINC_MODEL)");
+                                      add_model_flags(sub, o->source, "GGUF model file (default: $ZINC_MODEL)");
                                       sub.add_option("--system", o->system, "System prompt");
                                       sub.add_option("-n,--n-predict", o->session.n_predict, "Tokens per answer at most (-1: until the context is full)")->capture_default_str();
                                       sub.add_option("-c,--ctx-size", o->session.n_ctx, "Context size in tokens (the whole conversation)")->capture_default_str()->check(CLI::Range(int64_t(16), int64_t(1) << 24));
@@ -188,7 +186,15 @@ ZINC_REGISTER_COMMAND(chat, Command{"chat", "Chat with a model in the terminal",
                                       sub.add_option("--device", o->session.device, "Vulkan device index (see zinc devices; -1: auto)")->capture_default_str();
                                       sub.add_flag("--no-cache-reuse", o->no_cache_reuse, "Prefill the whole conversation every turn (to compare)");
                                       sub.add_flag("--verbose", o->verbose, "Print each answer's token counts and speed to stderr");
-                                      return [o]() { return run_chat(*o); };
+                                      return [o]() {
+                                        const hub::ModelSource& m = o->source;
+                                        if (m.path.empty() && m.hf_repo.empty() && m.url.empty()) {
+                                          const char* env = std::getenv("ZINC_MODEL");
+                                          if (!env) return fail("give a model with -m MODEL.gguf or -hf OWNER/NAME[:QUANT] (or set ZINC_MODEL)");
+                                          o->source.path = env;
+                                        }
+                                        return with_model(*o, run_chat);
+                                      };
                                     }});
 
 }  // namespace

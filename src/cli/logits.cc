@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/model_flags.h"
 #include "cli/token_list.h"
 #include "engine/runner.h"
 #include "model/model.h"
@@ -16,6 +17,7 @@ namespace {
 
 struct LogitsOptions {
   std::string model, tokens, output, backend = "auto", kv_type = "f16";
+  hub::ModelSource source;  // -m and the flags that fetch a model; resolved into `model`
   bool stepwise = false;
   int threads = 0, device = -1;
 };
@@ -64,7 +66,7 @@ int run_logits(const LogitsOptions& o) {
 ZINC_REGISTER_COMMAND(logits, Command{"logits", "Write float32 logits for every position of a token list",
                                       [](CLI::App& sub) {
                                         auto o = std::make_shared<LogitsOptions>();
-                                        sub.add_option("-m,--model", o->model, "GGUF model file")->required();
+                                        add_model_flags(sub, o->source, "GGUF model file");
                                         sub.add_option("--tokens", o->tokens, "Token ids, comma separated")->required();
                                         sub.add_option("-o,--output", o->output, "Output file (float32 rows of n_vocab)")->required();
                                         sub.add_flag("--stepwise", o->stepwise, "One token per step instead of one batch");
@@ -72,7 +74,7 @@ ZINC_REGISTER_COMMAND(logits, Command{"logits", "Write float32 logits for every 
                                         sub.add_option("--device", o->device, "Vulkan device index (-1: auto)")->capture_default_str();
                                         sub.add_option("--kv-type", o->kv_type, "KV cache element type: f16 or f32")->capture_default_str();
                                         sub.add_option("-t,--threads", o->threads, "CPU threads (0: all)")->capture_default_str();
-                                        return [o]() { return run_logits(*o); };
+                                        return [o]() { return with_model(*o, run_logits); };
                                       }});
 
 }  // namespace

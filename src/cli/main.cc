@@ -3,8 +3,10 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <vector>
 
 #include "cli/command.h"
+#include "cli/model_flags.h"
 
 namespace zinc::cli {
 
@@ -47,8 +49,10 @@ int main(int argc, char** argv) {
     auto act = c.setup(*sub);
     sub->callback([&action, act] { action = act; });
   }
+  std::vector<const char*> args(argv, argv + argc);
+  for (size_t i = 1; i < args.size(); ++i) args[i] = long_model_flag(args[i]);
   try {
-    app.parse(argc, argv);
+    app.parse(argc, args.data());
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/model_flags.h"
 #include "engine/runner.h"
 #include "model/model.h"
 #include "tokenizer/tokenizer.h"
@@ -22,6 +23,7 @@ namespace {
 
 struct PerplexityOptions {
   std::string model, file, backend = "auto", kv_type = "f16";
+  hub::ModelSource source;  // -m and the flags that fetch a model; resolved into `model`
   int64_t ctx = 512, chunks = -1;
   int threads = 0, device = -1;
 };
@@ -101,7 +103,7 @@ int run_perplexity(const PerplexityOptions& o) {
 ZINC_REGISTER_COMMAND(perplexity, Command{"perplexity", "Measure a model's perplexity over a text file (like llama-perplexity)",
                                           [](CLI::App& sub) {
                                             auto o = std::make_shared<PerplexityOptions>();
-                                            sub.add_option("-m,--model", o->model, "GGUF model file")->required();
+                                            add_model_flags(sub, o->source, "GGUF model file");
                                             sub.add_option("-f,--file", o->file, "Text file to score")->required();
                                             sub.add_option("-c,--ctx-size", o->ctx, "Tokens per chunk (the second half of each is scored)")
                                                 ->capture_default_str();
@@ -110,7 +112,7 @@ ZINC_REGISTER_COMMAND(perplexity, Command{"perplexity", "Measure a model's perpl
                                             sub.add_option("--device", o->device, "Vulkan device index (-1: auto)")->capture_default_str();
                                             sub.add_option("--kv-type", o->kv_type, "KV cache element type: f16 or f32")->capture_default_str();
                                             sub.add_option("-t,--threads", o->threads, "CPU threads (0: all)")->capture_default_str();
-                                            return [o]() { return run_perplexity(*o); };
+                                            return [o]() { return with_model(*o, run_perplexity); };
                                           }});
 
 }  // namespace

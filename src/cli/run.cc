@@ -11,6 +11,7 @@
 
 #include "chat/conversation.h"
 #include "cli/command.h"
+#include "cli/model_flags.h"
 #include "cli/sampling_flags.h"
 #include "cli/token_list.h"
 #include "engine/generate.h"
@@ -26,6 +27,7 @@ namespace {
 
 struct RunOptions {
   std::string model, prompt, tokens, stop, backend = "auto", json_schema, json_schema_file, grammar, grammar_file;
+  hub::ModelSource source;  // -m and the flags that fetch a model; resolved into `model`
   bool raw = false, verbose = false;
   int n_predict = 128, threads = 0, device = -1;
   int64_t n_ctx = 4096;
@@ -161,7 +163,7 @@ ZINC_REGISTER_COMMAND(run, Command{"run", "Generate a continuation of a prompt (
                                    [](CLI::App& sub) {
                                      auto o = std::make_shared<RunOptions>();
                                      auto& s = o->sampling;
-                                     sub.add_option("-m,--model", o->model, "GGUF model file")->required();
+                                     add_model_flags(sub, o->source, "GGUF model file");
                                      sub.add_option("-p,--prompt", o->prompt, "Prompt text");
                                      sub.add_option("--tokens", o->tokens, "Prompt token ids, comma separated (instead of -p)");
                                      sub.add_flag("--raw", o->raw, "Use the prompt as is, without the model's chat template");
@@ -177,7 +179,7 @@ ZINC_REGISTER_COMMAND(run, Command{"run", "Generate a continuation of a prompt (
                                      sub.add_option("-t,--threads", o->threads, "CPU threads (0: all)")->capture_default_str();
                                      sub.add_option("--backend", o->backend, "auto, cpu or vulkan")->capture_default_str();
                                      sub.add_option("--device", o->device, "Vulkan device index (see zinc devices; -1: auto)")->capture_default_str();
-                                     return [o]() { return run_generate(*o); };
+                                     return [o]() { return with_model(*o, run_generate); };
                                    }});
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "chat/conversation.h"
 #include "cli/command.h"
+#include "cli/model_flags.h"
 #include "engine/runner.h"
 #include "engine/scheduler.h"
 #include "gguf/file.h"
@@ -23,6 +24,7 @@ namespace {
 
 struct ServeOptions {
   std::string model, host = "127.0.0.1", api_key, alias, backend = "auto", template_file, pooling;
+  hub::ModelSource source;  // -m and the flags that fetch a model; resolved into `model`
   int port = 9090, parallel = 4, threads = 0, device = -1;
   int64_t n_ctx = 4096, prefill_chunk = 256, cache_ram_mib = 2048, responses_store_mib = 64;
 };
@@ -107,7 +109,7 @@ int serve(const ServeOptions& o) {
   sv.host = o.host;
   sv.port = o.port;
   sv.api_key = o.api_key;
-  sv.model_name = !o.alias.empty() ? o.alias : std::filesystem::path(o.model).stem().string();
+  sv.model_name = !o.alias.empty() ? o.alias : hub::model_display_name(o.source, o.model);
   sv.pooling = pooling;
   sv.responses_store_bytes = size_t(o.responses_store_mib) << 20;
   sv.card = model_card(**model, o.model);
@@ -128,13 +130,13 @@ int serve(const ServeOptions& o) {
 ZINC_REGISTER_COMMAND(serve, Command{"serve", "Serve the model over an OpenAI-compatible HTTP API (and a web chat at /)",
                                      [](CLI::App& sub) {
                                        auto o = std::make_shared<ServeOptions>();
-                                       sub.add_option("-m,--model", o->model, "GGUF model file")->required();
+                                       add_model_flags(sub, o->source, "GGUF model file");
                                        sub.add_option("--host", o->host, "Address to listen on")->capture_default_str();
                                        sub.add_option("--port", o->port, "Port (0: any free port)")->capture_default_str();
                                        sub.add_option("--parallel", o->parallel, "Sequences decoded together")->capture_default_str();
                                        sub.add_option("-c,--ctx-size", o->n_ctx, "Tokens per sequence (prompt + completion)")->capture_default_str();
                                        sub.add_option("--api-key", o->api_key, "Require 'Authorization: Bearer KEY'");
-                                       sub.add_option("--alias", o->alias, "Model name reported by /v1/models (default: the file name)");
+                                       sub.add_option("--alias", o->alias, "Model name reported by /v1/models (default: the file name, or the repository)");
                                        sub.add_option("--chat-template-file", o->template_file, "Jinja chat template to use instead of the model's");
                                        sub.add_option("--prefill-chunk", o->prefill_chunk, "Prompt tokens per batched step")->capture_default_str();
                                        sub.add_option("--cache-ram", o->cache_ram_mib,
@@ -147,7 +149,7 @@ ZINC_REGISTER_COMMAND(serve, Command{"serve", "Serve the model over an OpenAI-co
                                        sub.add_option("--backend", o->backend, "auto, cpu or vulkan")->capture_default_str();
                                        sub.add_option("--device", o->device, "Vulkan device index (see zinc devices; -1: auto)")->capture_default_str();
                                        sub.add_option("--pooling", o->pooling, "How /v1/embeddings pools tokens: mean, last or cls (default: the model's, else mean)");
-                                       return [o]() { return serve(*o); };
+                                       return [o]() { return with_model(*o, serve); };
                                      }});
 
 }  // namespace
