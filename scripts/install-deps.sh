@@ -16,6 +16,8 @@ packages=(
   libedit-dev
   # tests, benchmarks, fuzzing
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
+  # a self-signed certificate for the https test of zinc serve
+  openssl
   # headless browser for the web chat test
   chromium
 )

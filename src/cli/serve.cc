@@ -1,6 +1,7 @@
 // zinc serve -m MODEL [--host 127.0.0.1] [--port 9090] [--parallel 4] [-c CTX] [--api-key KEY]
 // [--alias NAME] [-t THREADS] [--backend auto|cpu|vulkan] [--device N] [--chat-template-file FILE.jinja]
-// [--pooling mean|last|cls] [--cache-ram MIB] [--responses-store MIB]: the OpenAI-compatible server. SIGINT / SIGTERM stop it cleanly.
+// [--pooling mean|last|cls] [--cache-ram MIB] [--responses-store MIB] [--ssl-cert-file PEM --ssl-key-file PEM]: the
+// OpenAI-compatible server (https with a certificate). SIGINT / SIGTERM stop it cleanly.
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -23,7 +24,7 @@ namespace zinc::cli {
 namespace {
 
 struct ServeOptions {
-  std::string model, host = "127.0.0.1", api_key, alias, backend = "auto", template_file, pooling;
+  std::string model, host = "127.0.0.1", api_key, alias, backend = "auto", template_file, pooling, ssl_cert_file, ssl_key_file;
   hub::ModelSource source;  // -m and the flags that fetch a model; resolved into `model`
   int port = 9090, parallel = 4, threads = 0, device = -1;
   int64_t n_ctx = 4096, prefill_chunk = 256, cache_ram_mib = 2048, responses_store_mib = 64;
@@ -52,6 +53,9 @@ int serve(const ServeOptions& o) {
   if (o.cache_ram_mib < 0 || o.cache_ram_mib > (int64_t(1) << 30)) return fail("--cache-ram must be between 0 and 2^30 MiB");
   if (o.responses_store_mib < 0 || o.responses_store_mib > (int64_t(1) << 30))
     return fail("--responses-store must be between 0 and 2^30 MiB");
+  if (o.ssl_cert_file.empty() != o.ssl_key_file.empty()) return fail("https needs both --ssl-cert-file and --ssl-key-file");
+  for (const std::string& pem : {o.ssl_cert_file, o.ssl_key_file})
+    if (!pem.empty() && !read_text(pem).ok()) return fail(pem + ": cannot open");
   auto backend = engine::parse_backend(o.backend);
   if (!backend.ok()) return fail(backend.status().message());
   // Signals go to the waiting main thread only: block them before any thread starts.
@@ -113,10 +117,12 @@ int serve(const ServeOptions& o) {
   sv.pooling = pooling;
   sv.responses_store_bytes = size_t(o.responses_store_mib) << 20;
   sv.card = model_card(**model, o.model);
+  sv.ssl_cert_file = o.ssl_cert_file;
+  sv.ssl_key_file = o.ssl_key_file;
   sv.card.on_gpu = std::string_view((*runner)->backend_name()) != "cpu";
   server::Server server(**tok, *format, scheduler, sv);
   if (Status s = server.start(); !s.ok()) return fail(s.message());
-  std::fprintf(stderr, "zinc: serving %s on http://%s:%d/ (%d parallel, %lld-token context, %s)\n", sv.model_name.c_str(),
+  std::fprintf(stderr, "zinc: serving %s on %s://%s:%d/ (%d parallel, %lld-token context, %s)\n", sv.model_name.c_str(), o.ssl_cert_file.empty() ? "http" : "https",
                o.host.find(':') != std::string::npos ? ("[" + o.host + "]").c_str() : o.host.c_str(), server.port(),
                o.parallel, (long long)o.n_ctx, (*runner)->backend_name());
   std::fflush(stderr);
@@ -136,6 +142,8 @@ ZINC_REGISTER_COMMAND(serve, Command{"serve", "Serve the model over an OpenAI-co
                                        sub.add_option("--parallel", o->parallel, "Sequences decoded together")->capture_default_str();
                                        sub.add_option("-c,--ctx-size", o->n_ctx, "Tokens per sequence (prompt + completion)")->capture_default_str();
                                        sub.add_option("--api-key", o->api_key, "Require 'Authorization: Bearer KEY'");
+                                       sub.add_option("--ssl-cert-file", o->ssl_cert_file, "Serve https with this PEM certificate (and --ssl-key-file)");
+                                       sub.add_option("--ssl-key-file", o->ssl_key_file, "The certificate's PEM private key");
                                        sub.add_option("--alias", o->alias, "Model name reported by /v1/models (default: the file name, or the repository)");
                                        sub.add_option("--chat-template-file", o->template_file, "Jinja chat template to use instead of the model's");
                                        sub.add_option("--prefill-chunk", o->prefill_chunk, "Prompt tokens per batched step")->capture_default_str();

@@ -31,9 +31,12 @@ struct Server::Impl {
   Impl(const tokenizer::Tokenizer& t, const chat::ChatFormat& f, engine::Scheduler& s, ServerOptions o)
       : ctx{t, f, s, std::move(o), {}, {}, engine::TokenVocab::of(t), engine::grammar_tokens(t), {}, {}, {}} {
     ctx.responses.set_max_bytes(ctx.options.responses_store_bytes);
+    const ServerOptions& opt = ctx.options;
+    if (opt.ssl_cert_file.empty()) http = std::make_unique<httplib::Server>();
+    else http = std::make_unique<httplib::SSLServer>(opt.ssl_cert_file.c_str(), opt.ssl_key_file.c_str());
   }
   GenerationContext ctx;
-  httplib::Server http;
+  std::unique_ptr<httplib::Server> http;  // an SSLServer with a certificate and key
   std::thread thread;
   int listen_socket = -1;
   int port = -1;
@@ -82,17 +85,17 @@ Server::Server(const tokenizer::Tokenizer& tok, const chat::ChatFormat& format, 
   GenerationContext& ctx = im.ctx;
   const ServerOptions& o = ctx.options;
   const int n_threads = o.http_threads > 0 ? o.http_threads : 4 * scheduler.options().parallel + 16;
-  im.http.new_task_queue = [n_threads] { return new httplib::ThreadPool(size_t(n_threads)); };
-  im.http.set_payload_max_length(o.max_body_bytes);
-  im.http.set_read_timeout(std::chrono::seconds(30));
-  im.http.set_write_timeout(std::chrono::seconds(30));
-  im.http.set_socket_options([&im](int sock) {
+  im.http->new_task_queue = [n_threads] { return new httplib::ThreadPool(size_t(n_threads)); };
+  im.http->set_payload_max_length(o.max_body_bytes);
+  im.http->set_read_timeout(std::chrono::seconds(30));
+  im.http->set_write_timeout(std::chrono::seconds(30));
+  im.http->set_socket_options([&im](int sock) {
     httplib::default_socket_options(sock);
     im.listen_socket = sock;  // httplib tries one socket per address; the last tried is the one bound
   });
   const bool loopback = is_loopback_host(o.host);
 
-  im.http.set_pre_routing_handler([&ctx, loopback](const httplib::Request& req, httplib::Response& res) {
+  im.http->set_pre_routing_handler([&ctx, loopback](const httplib::Request& req, httplib::Response& res) {
     if (loopback && req.has_header("Host") && !is_loopback_host(host_name(req.get_header_value("Host")))) {
       reply_error(res, {403, "the Host header '" + req.get_header_value("Host") + "' is not a loopback name", "invalid_request_error", "", "forbidden_host"});
       return httplib::Server::HandlerResponse::Handled;
@@ -110,7 +113,7 @@ Server::Server(const tokenizer::Tokenizer& tok, const chat::ChatFormat& format, 
     }
     return httplib::Server::HandlerResponse::Unhandled;
   });
-  im.http.set_error_handler(httplib::Server::HandlerWithResponse([&ctx](const httplib::Request& req, httplib::Response& res) {
+  im.http->set_error_handler(httplib::Server::HandlerWithResponse([&ctx](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
     ApiError e{res.status, "", "invalid_request_error", "", ""};
     if (res.status == 404) e.message = "no endpoint " + req.method + " " + req.path, e.code = "not_found";
@@ -122,7 +125,7 @@ Server::Server(const tokenizer::Tokenizer& tok, const chat::ChatFormat& format, 
   }));
   // A JSON field of the wrong type that a handler read without checking it first is the
   // request's fault: a 400 in the shape of the API asked. Anything else is ours: a 500.
-  im.http.set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr thrown) {
+  im.http->set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr thrown) {
     ApiError e{500, "internal error", "server_error", "", ""};
     try {
       if (thrown) std::rethrow_exception(thrown);
@@ -137,52 +140,52 @@ Server::Server(const tokenizer::Tokenizer& tok, const chat::ChatFormat& format, 
     else if (req.path.rfind("/v1/messages", 0) == 0) reply_anthropic_error(res, e.status, e.message);
     else reply_error(res, e);
   });
-  im.http.set_logger([&ctx](const httplib::Request& req, const httplib::Response& res) {
+  im.http->set_logger([&ctx](const httplib::Request& req, const httplib::Response& res) {
     ctx.metrics.request(endpoint_label(req.path), res.status);
   });
 
   for (const char* path : {"/v1/chat/completions", "/chat/completions"})
-    im.http.Post(path, [&ctx](const httplib::Request& req, httplib::Response& res) { handle_generation(ctx, req, res, true); });
+    im.http->Post(path, [&ctx](const httplib::Request& req, httplib::Response& res) { handle_generation(ctx, req, res, true); });
   for (const char* path : {"/v1/completions", "/completions"})
-    im.http.Post(path, [&ctx](const httplib::Request& req, httplib::Response& res) { handle_generation(ctx, req, res, false); });
+    im.http->Post(path, [&ctx](const httplib::Request& req, httplib::Response& res) { handle_generation(ctx, req, res, false); });
   // Ollama's API, for the tools that speak it.
-  im.http.Post("/api/chat", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_ollama_generation(ctx, req, res, true); });
-  im.http.Post("/api/generate", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_ollama_generation(ctx, req, res, false); });
-  im.http.Post("/api/show", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_ollama_show(ctx, req, res); });
-  im.http.Post("/api/pull", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_ollama_pull(ctx, req, res); });
+  im.http->Post("/api/chat", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_ollama_generation(ctx, req, res, true); });
+  im.http->Post("/api/generate", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_ollama_generation(ctx, req, res, false); });
+  im.http->Post("/api/show", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_ollama_show(ctx, req, res); });
+  im.http->Post("/api/pull", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_ollama_pull(ctx, req, res); });
   for (const char* path : {"/api/create", "/api/copy", "/api/push"})
-    im.http.Post(path, [&ctx, path](const httplib::Request&, httplib::Response& res) { handle_ollama_unsupported(ctx, path, res); });
-  im.http.Delete("/api/delete", [&ctx](const httplib::Request&, httplib::Response& res) {
+    im.http->Post(path, [&ctx, path](const httplib::Request&, httplib::Response& res) { handle_ollama_unsupported(ctx, path, res); });
+  im.http->Delete("/api/delete", [&ctx](const httplib::Request&, httplib::Response& res) {
     handle_ollama_unsupported(ctx, "/api/delete", res);
   });
-  im.http.Get("/api/tags", [&ctx](const httplib::Request&, httplib::Response& res) { handle_ollama_tags(ctx, res); });
-  im.http.Get("/api/ps", [&ctx](const httplib::Request&, httplib::Response& res) { handle_ollama_ps(ctx, res); });
-  im.http.Post("/api/embed", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_ollama_embed(ctx, req, res); });
-  im.http.Post("/api/embeddings", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_ollama_embeddings(ctx, req, res); });
-  im.http.Get("/api/version", [](const httplib::Request&, httplib::Response& res) {
+  im.http->Get("/api/tags", [&ctx](const httplib::Request&, httplib::Response& res) { handle_ollama_tags(ctx, res); });
+  im.http->Get("/api/ps", [&ctx](const httplib::Request&, httplib::Response& res) { handle_ollama_ps(ctx, res); });
+  im.http->Post("/api/embed", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_ollama_embed(ctx, req, res); });
+  im.http->Post("/api/embeddings", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_ollama_embeddings(ctx, req, res); });
+  im.http->Get("/api/version", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("{\"version\":\"" ZINC_VERSION "\"}", "application/json");
   });
-  im.http.Post("/v1/responses", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_responses(ctx, req, res); });
-  im.http.Get("/v1/responses/([^/]+)", [&ctx](const httplib::Request& req, httplib::Response& res) {
+  im.http->Post("/v1/responses", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_responses(ctx, req, res); });
+  im.http->Get("/v1/responses/([^/]+)", [&ctx](const httplib::Request& req, httplib::Response& res) {
     handle_stored_response(ctx, req.matches[1], false, res);
   });
-  im.http.Delete("/v1/responses/([^/]+)", [&ctx](const httplib::Request& req, httplib::Response& res) {
+  im.http->Delete("/v1/responses/([^/]+)", [&ctx](const httplib::Request& req, httplib::Response& res) {
     handle_stored_response(ctx, req.matches[1], true, res);
   });
-  im.http.Get("/v1/responses/([^/]+)/input_items", [&ctx](const httplib::Request& req, httplib::Response& res) {
+  im.http->Get("/v1/responses/([^/]+)/input_items", [&ctx](const httplib::Request& req, httplib::Response& res) {
     handle_input_items(ctx, req, req.matches[1], res);
   });
-  im.http.Post("/v1/messages", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_messages(ctx, req, res); });
-  im.http.Post("/v1/messages/count_tokens",
+  im.http->Post("/v1/messages", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_messages(ctx, req, res); });
+  im.http->Post("/v1/messages/count_tokens",
                [&ctx](const httplib::Request& req, httplib::Response& res) { handle_count_tokens(ctx, req, res); });
   auto model = [&ctx] {
     return Json{{"id", ctx.options.model_name}, {"object", "model"}, {"created", unix_time()}, {"owned_by", "zinc"},
                 {"meta", {{"n_ctx", ctx.scheduler.options().n_ctx}, {"n_vocab", ctx.tok.n_tokens()}}}};
   };
-  im.http.Get("/v1/models", [model](const httplib::Request&, httplib::Response& res) {
+  im.http->Get("/v1/models", [model](const httplib::Request&, httplib::Response& res) {
     res.set_content(dump(Json{{"object", "list"}, {"data", Json::array({model()})}}), "application/json");
   });
-  im.http.Get("/v1/models/(.+)", [&ctx, model](const httplib::Request& req, httplib::Response& res) {
+  im.http->Get("/v1/models/(.+)", [&ctx, model](const httplib::Request& req, httplib::Response& res) {
     const std::string id = req.matches[1];
     if (id != ctx.options.model_name)
       return reply_error(res, {404, "the model '" + id + "' does not exist (this server has '" + ctx.options.model_name + "')",
@@ -190,21 +193,21 @@ Server::Server(const tokenizer::Tokenizer& tok, const chat::ChatFormat& format, 
     res.set_content(dump(model()), "application/json");
   });
   for (const char* path : {"/v1/embeddings", "/embeddings"})
-    im.http.Post(path, [&ctx](const httplib::Request& req, httplib::Response& res) { handle_embeddings(ctx, req, res); });
+    im.http->Post(path, [&ctx](const httplib::Request& req, httplib::Response& res) { handle_embeddings(ctx, req, res); });
   // llama.cpp's own endpoints.
-  im.http.Post("/completion", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_llama_completion(ctx, req, res); });
-  im.http.Post("/infill", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_infill(ctx, req, res); });
-  im.http.Get("/props", [&ctx](const httplib::Request&, httplib::Response& res) { handle_props(ctx, res); });
-  im.http.Post("/apply-template", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_apply_template(ctx, req, res); });
-  im.http.Post("/tokenize", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_tokenize(ctx, req, res); });
-  im.http.Post("/detokenize", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_detokenize(ctx, req, res); });
-  im.http.Get("/health", [](const httplib::Request&, httplib::Response& res) {
+  im.http->Post("/completion", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_llama_completion(ctx, req, res); });
+  im.http->Post("/infill", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_infill(ctx, req, res); });
+  im.http->Get("/props", [&ctx](const httplib::Request&, httplib::Response& res) { handle_props(ctx, res); });
+  im.http->Post("/apply-template", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_apply_template(ctx, req, res); });
+  im.http->Post("/tokenize", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_tokenize(ctx, req, res); });
+  im.http->Post("/detokenize", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_detokenize(ctx, req, res); });
+  im.http->Get("/health", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("{\"status\":\"ok\"}", "application/json");
   });
-  im.http.Get("/metrics", [&ctx](const httplib::Request&, httplib::Response& res) {
+  im.http->Get("/metrics", [&ctx](const httplib::Request&, httplib::Response& res) {
     res.set_content(ctx.metrics.render(ctx.scheduler.stats()), "text/plain; version=0.0.4");
   });
-  im.http.Get("/", [](const httplib::Request&, httplib::Response& res) {
+  im.http->Get("/", [](const httplib::Request&, httplib::Response& res) {
     const std::string_view page = web_page();
     res.set_content(page.data(), page.size(), "text/html; charset=utf-8");
   });
@@ -217,10 +220,14 @@ Status Server::start() {
   if (im.started) return error("the server is already started");
   const ServerOptions& o = im.ctx.options;
   if (o.port < 0 || o.port > 65535) return error("port %d is out of range", o.port);
+  if (o.ssl_cert_file.empty() != o.ssl_key_file.empty()) return error("https needs both a certificate and its private key");
+  if (!im.http->is_valid())
+    return error("%s, %s: cannot load the certificate and its private key (PEM files that belong together)", o.ssl_cert_file.c_str(),
+                 o.ssl_key_file.c_str());
   if (o.port == 0) {
-    im.port = im.http.bind_to_any_port(o.host);
+    im.port = im.http->bind_to_any_port(o.host);
   } else {
-    im.port = im.http.bind_to_port(o.host, o.port) ? o.port : -1;
+    im.port = im.http->bind_to_port(o.host, o.port) ? o.port : -1;
   }
   if (im.port <= 0) return error("cannot listen on %s:%d (address in use or not local?)", o.host.c_str(), o.port);
   // httplib listens with a backlog of 5 (CPPHTTPLIB_LISTEN_BACKLOG, compiled into libcpp-httplib).
@@ -235,7 +242,7 @@ Status Server::start() {
   }
   std::signal(SIGPIPE, SIG_IGN);  // a client that hangs up is a failed write, not the end of the process
   im.started = true;
-  im.thread = std::thread([&im] { im.http.listen_after_bind(); });
+  im.thread = std::thread([&im] { im.http->listen_after_bind(); });
   return ok_status();
 }
 
@@ -245,7 +252,7 @@ void Server::stop() {
   Impl& im = *impl_;
   if (!im.started) return;
   im.ctx.stopping.store(true);
-  im.http.stop();
+  im.http->stop();
   if (im.thread.joinable()) im.thread.join();
   im.started = false;
 }

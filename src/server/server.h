@@ -44,6 +44,7 @@ struct ServerOptions {
   engine::Runner::Pooling pooling = engine::Runner::Pooling::kMean;  // /v1/embeddings
   size_t responses_store_bytes = size_t(64) << 20;  // /v1/responses kept in memory (0: none)
   ModelCard card;
+  std::string ssl_cert_file, ssl_key_file;  // both set: https (PEM files) instead of http
 };
 
 class Server {
