@@ -44,6 +44,8 @@ struct Scheduler::Active {
   int64_t checkpoint = 0;  // > 0: a snapshot is due when the cache holds this many tokens
   int32_t pending = -1;  // sampled, to be evaluated next step
   bool done = false;
+  int64_t task = -1;
+  int32_t slot = -1;  // index in slots_ while admitted
 };
 
 Scheduler::Scheduler(Runner& runner, const SchedulerOptions& options)
@@ -59,6 +61,8 @@ Scheduler::Scheduler(Runner& runner, const SchedulerOptions& options)
   options_.prefill_chunk = std::min(options_.prefill_chunk, runner.options().max_batch - options_.parallel);
   ZINC_CHECK(options_.prefill_chunk > 0);
   pages_used_ = runner.cache().used_pages();
+  slots_.resize(size_t(options_.parallel));
+  for (int32_t i = 0; i < options_.parallel; ++i) slots_[size_t(i)].id = i;
   worker_ = std::thread([this] { loop(); });
 }
 
@@ -75,6 +79,7 @@ std::shared_ptr<Stream> Scheduler::submit(Request request) {
   auto a = std::make_unique<Active>();
   a->stream = std::make_shared<Stream>();
   auto stream = a->stream;
+  a->task = next_task_++;
   a->n_prompt = int64_t(request.prompt.size());
   a->req = std::move(request);
   const int64_t n_vocab = runner_.model().hparams().n_vocab;
@@ -96,6 +101,11 @@ std::shared_ptr<Stream> Scheduler::submit(Request request) {
   }
   cv_.notify_all();
   return stream;
+}
+
+std::vector<SlotState> Scheduler::slots() const {
+  std::lock_guard lock(slots_mu_);
+  return slots_;
 }
 
 SchedulerStats Scheduler::stats() const {
@@ -130,6 +140,13 @@ void Scheduler::finish(Active& a, FinishReason reason, std::string error) {
     cache.remove_sequence(a.seq);
     a.seq = -1;
     --n_active_;  // before the event: whoever sees it sees the slot free
+    if (a.slot >= 0) {
+      std::lock_guard lock(slots_mu_);
+      SlotState& slot = slots_[size_t(a.slot)];
+      slot = SlotState{};
+      slot.id = a.slot;
+      a.slot = -1;
+    }
     n_prefixes_ = int64_t(prefixes_.size());
     pages_used_ = cache.used_pages();
   }
@@ -156,6 +173,21 @@ bool Scheduler::admit(std::unique_ptr<Active>& a) {
   }
   a->seq = *seq;
   ++n_active_;
+  {
+    std::lock_guard lock(slots_mu_);
+    for (SlotState& slot : slots_) {
+      if (slot.processing) continue;
+      slot.processing = true;
+      slot.task = a->task;
+      slot.n_prompt = a->n_prompt;
+      slot.max_tokens = a->req.max_tokens;
+      slot.sampling = a->req.sampling;
+      slot.sampling.dry.breakers = nullptr;  // a copy for reading, not for sampling
+      slot.sampling.logit_bias.clear();
+      a->slot = slot.id;
+      break;
+    }
+  }
   a->tokens = a->req.prompt;
   a->tokens.reserve(size_t(a->n_prompt + a->req.max_tokens));
   // The last token is always computed; a scored prompt, every token.
@@ -223,6 +255,9 @@ void Scheduler::loop() {
       for (auto& a : active_) finish(*a, FinishReason::kError, s.message());
     std::erase_if(active_, [](const auto& a) { return a->done; });
     pages_used_ = runner_.cache().used_pages();
+    std::lock_guard lock(slots_mu_);
+    for (const auto& a : active_)
+      if (a->slot >= 0) slots_[size_t(a->slot)].n_decoded = a->n_generated;
   }
   for (auto& a : active_) finish(*a, FinishReason::kCancelled);
   active_.clear();

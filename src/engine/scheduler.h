@@ -108,6 +108,17 @@ struct SchedulerStats {
   int64_t cached_prefixes = 0, steps = 0;
 };
 
+// One of the `parallel` sequences as llama.cpp's /slots shows it: a request holds the lowest free
+// slot from its admission to its end.
+struct SlotState {
+  int32_t id = 0;
+  bool processing = false;
+  int64_t task = -1;  // the request's number (in order of submission), -1 when idle
+  int64_t n_prompt = 0, n_decoded = 0;
+  int32_t max_tokens = 0;
+  SamplerParams sampling;
+};
+
 class Scheduler {
  public:
   // Starts the worker. The runner is borrowed; the scheduler is its only user until destroyed.
@@ -124,6 +135,7 @@ class Scheduler {
   // are called with nullptr.
   void run_task(std::function<void(Runner*)> task, int64_t pages);
   SchedulerStats stats() const;
+  std::vector<SlotState> slots() const;
   const SchedulerOptions& options() const { return options_; }
   int64_t embedding_size() const;  // the model's n_embd (Runner::embed's length)
   // Whether prompts are cached as recurrent-state snapshots at Request::checkpoint.
@@ -149,6 +161,9 @@ class Scheduler {
   std::deque<Task> tasks_;
   bool stop_ = false;
   std::vector<std::unique_ptr<Active>> active_;  // worker only
+  mutable std::mutex slots_mu_;
+  std::vector<SlotState> slots_;  // under slots_mu_: written by the worker, read by slots()
+  std::atomic<int64_t> next_task_{0};
   std::atomic<int64_t> n_active_{0}, pages_used_{0}, cached_total_{0}, computed_total_{0}, n_prefixes_{0}, steps_{0};
   // Step scratch (worker only).
   std::vector<int32_t> tokens_, positions_, seq_ids_, output_rows_;

@@ -183,16 +183,54 @@ void answer_llama_completion(GenerationContext& ctx, const Json& body, httplib::
   handle_translated(ctx, translated, false, res, std::make_unique<LlamaShape>(ctx.options.model_name, std::move(info)));
 }
 
+namespace {
+
+// A slot's sampling settings under llama.cpp's names.
+Json slot_params(const engine::SamplerParams& d, int64_t n_predict, int64_t seed) {
+  return {{"n_predict", n_predict}, {"temperature", d.temperature}, {"top_k", d.top_k}, {"top_p", d.top_p}, {"min_p", d.min_p},
+          {"repeat_last_n", d.penalty_last_n}, {"repeat_penalty", d.repeat_penalty}, {"presence_penalty", d.presence_penalty},
+          {"frequency_penalty", d.frequency_penalty}, {"typical_p", d.typical_p}, {"top_n_sigma", d.top_n_sigma},
+          {"xtc_probability", d.xtc_probability}, {"xtc_threshold", d.xtc_threshold}, {"dynatemp_range", d.dynatemp_range},
+          {"dynatemp_exponent", d.dynatemp_exponent}, {"dry_multiplier", d.dry.multiplier}, {"dry_base", d.dry.base},
+          {"dry_allowed_length", d.dry.allowed_length}, {"dry_penalty_last_n", d.dry.penalty_last_n},
+          {"dry_sequence_breakers", d.dry.sequence_breakers}, {"mirostat", d.mirostat}, {"mirostat_tau", d.mirostat_tau},
+          {"mirostat_eta", d.mirostat_eta}, {"min_keep", d.min_keep}, {"seed", seed}, {"n_probs", 0}, {"ignore_eos", false}};
+}
+
+}  // namespace
+
+void handle_slots(GenerationContext& ctx, const httplib::Request& req, httplib::Response& res) {
+  const int64_t n_ctx = ctx.scheduler.options().n_ctx;
+  Json slots = Json::array();
+  bool idle = false;
+  for (const engine::SlotState& s : ctx.scheduler.slots()) {
+    idle = idle || !s.processing;
+    const int64_t remain = s.processing ? s.max_tokens - s.n_decoded : -1;
+    slots.push_back({{"id", s.id},
+                     {"id_task", s.task},
+                     {"n_ctx", n_ctx},
+                     {"speculative", false},
+                     {"is_processing", s.processing},
+                     {"n_prompt_tokens", s.n_prompt},
+                     {"params", slot_params(s.sampling, s.processing ? s.max_tokens : -1, s.processing ? int64_t(s.sampling.seed) : -1)},
+                     {"next_token", {{"has_next_token", s.processing}, {"has_new_line", false}, {"n_remain", remain},
+                                     {"n_decoded", s.n_decoded}, {"stopping_word", ""}}}});
+  }
+  if (req.get_param_value("fail_on_no_slot") == "1" && !idle)
+    return reply_error(res, {503, "no slot available", "unavailable_error", "", "unavailable"});
+  res.set_content(dump(slots), "application/json");
+}
+
+void handle_slot_action(GenerationContext&, const httplib::Request& req, httplib::Response& res) {
+  const std::string action = req.get_param_value("action");
+  if (action != "save" && action != "restore" && action != "erase")
+    return reply_error(res, {400, "action must be save, restore or erase", "invalid_request_error", "action", "invalid_value"});
+  reply_error(res, {501, "slot " + action + " is not supported: zinc's prompt cache is shared by every slot, not kept per slot",
+                    "not_supported_error", "action", "not_supported"});
+}
+
 void handle_props(GenerationContext& ctx, httplib::Response& res) {
-  const engine::SamplerParams d;
-  const Json params = {{"n_predict", -1}, {"temperature", d.temperature}, {"top_k", d.top_k}, {"top_p", d.top_p}, {"min_p", d.min_p},
-                       {"repeat_last_n", d.penalty_last_n}, {"repeat_penalty", d.repeat_penalty}, {"presence_penalty", d.presence_penalty},
-                       {"frequency_penalty", d.frequency_penalty}, {"typical_p", d.typical_p}, {"top_n_sigma", d.top_n_sigma},
-                       {"xtc_probability", d.xtc_probability}, {"xtc_threshold", d.xtc_threshold}, {"dynatemp_range", d.dynatemp_range},
-                       {"dynatemp_exponent", d.dynatemp_exponent}, {"dry_multiplier", d.dry.multiplier}, {"dry_base", d.dry.base},
-                       {"dry_allowed_length", d.dry.allowed_length}, {"dry_penalty_last_n", d.dry.penalty_last_n},
-                       {"dry_sequence_breakers", engine::kDefaultDryBreakers}, {"mirostat", d.mirostat}, {"mirostat_tau", d.mirostat_tau},
-                       {"mirostat_eta", d.mirostat_eta}, {"min_keep", d.min_keep}, {"seed", -1}, {"n_probs", 0}, {"ignore_eos", false}};
+  const Json params = slot_params(engine::SamplerParams{}, -1, -1);
   const int64_t n_ctx = ctx.scheduler.options().n_ctx;
   Json props = {{"default_generation_settings", {{"id", 0}, {"n_ctx", n_ctx}, {"params", params}, {"is_processing", false}}},
                 {"total_slots", ctx.scheduler.options().parallel},

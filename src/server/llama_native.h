@@ -16,6 +16,10 @@ void handle_llama_completion(GenerationContext& ctx, const httplib::Request& req
 // POST /completion's answer to a body already parsed.
 void answer_llama_completion(GenerationContext& ctx, const Json& body, httplib::Response& res);
 void handle_props(GenerationContext& ctx, httplib::Response& res);
+// GET /slots: each parallel sequence's state (llama.cpp's fields); ?fail_on_no_slot=1 answers 503
+// when every slot is busy. POST /slots/{id}?action=...: save, restore and erase are answered 501.
+void handle_slots(GenerationContext& ctx, const httplib::Request& req, httplib::Response& res);
+void handle_slot_action(GenerationContext& ctx, const httplib::Request& req, httplib::Response& res);
 void handle_apply_template(GenerationContext& ctx, const httplib::Request& req, httplib::Response& res);
 
 }  // namespace zinc::server

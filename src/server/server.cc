@@ -69,9 +69,10 @@ std::string endpoint_label(const std::string& path) {
   for (const char* known : {"/v1/chat/completions", "/v1/completions", "/chat/completions", "/completions", "/v1/messages",
                             "/v1/messages/count_tokens", "/v1/responses", "/api/chat", "/api/generate", "/api/show", "/api/tags", "/api/ps", "/api/embed", "/api/embeddings",
                             "/api/version", "/api/pull", "/api/create", "/api/copy", "/api/push", "/api/delete", "/v1/models",
-                            "/v1/embeddings", "/embeddings", "/tokenize", "/detokenize", "/completion", "/infill", "/props", "/apply-template", "/health", "/metrics", "/"})
+                            "/v1/embeddings", "/embeddings", "/tokenize", "/detokenize", "/completion", "/infill", "/props", "/slots", "/apply-template", "/health", "/metrics", "/"})
     if (path == known) return path;
   if (path.rfind("/v1/models/", 0) == 0) return "/v1/models/{id}";
+  if (path.rfind("/slots/", 0) == 0) return "/slots/{id}";
   if (path.rfind("/v1/responses/", 0) == 0)
     return path.size() > 12 && path.substr(path.size() - 12) == "/input_items" ? "/v1/responses/{id}/input_items" : "/v1/responses/{id}";
   return "other";
@@ -198,6 +199,8 @@ Server::Server(const tokenizer::Tokenizer& tok, const chat::ChatFormat& format, 
   im.http->Post("/completion", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_llama_completion(ctx, req, res); });
   im.http->Post("/infill", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_infill(ctx, req, res); });
   im.http->Get("/props", [&ctx](const httplib::Request&, httplib::Response& res) { handle_props(ctx, res); });
+  im.http->Get("/slots", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_slots(ctx, req, res); });
+  im.http->Post("/slots/[0-9]+", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_slot_action(ctx, req, res); });
   im.http->Post("/apply-template", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_apply_template(ctx, req, res); });
   im.http->Post("/tokenize", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_tokenize(ctx, req, res); });
   im.http->Post("/detokenize", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_detokenize(ctx, req, res); });

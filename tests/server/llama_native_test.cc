@@ -6,6 +6,7 @@
 
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "server_fixture.h"
@@ -140,6 +141,49 @@ TEST(LlamaNative, PropsAndApplyTemplate) {
   EXPECT_EQ(t.body["prompt"], "<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\n");
   expect_error(post(*s, "/apply-template", Json{{"messages", Json::array()}}), 400, "", "messages");
   expect_error(post(*s, "/apply-template", Json{{"messages", Json::array({{{"content", "no role"}}})}}), 400, "", "messages");
+}
+
+// /slots: every slot idle, then one busy with a running request (its task, settings and counts),
+// fail_on_no_slot while none is free, and the slot actions refused.
+TEST(LlamaNative, SlotsShowWhatEachSequenceDoes) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto s = TestServer::start({}, "", /*parallel=*/1, /*n_ctx=*/2048);
+  Reply idle = get(*s, "/slots");
+  ASSERT_EQ(idle.status, 200) << idle.text;
+  ASSERT_EQ(idle.body.size(), 1u);
+  EXPECT_EQ(idle.body[0]["id"], 0);
+  EXPECT_EQ(idle.body[0]["is_processing"], false);
+  EXPECT_EQ(idle.body[0]["id_task"], -1);
+  EXPECT_EQ(idle.body[0]["n_ctx"], 2048);
+  EXPECT_EQ(get(*s, "/slots?fail_on_no_slot=1").status, 200);
+
+  std::thread long_request([&] {
+    Reply r = post(*s, "/completion", native(2000, {{"ignore_eos", true}, {"top_k", 7}, {"temperature", 0.5}, {"seed", 11}}));
+    EXPECT_EQ(r.status, 200) << r.text;
+  });
+  Json busy;
+  for (int i = 0; i < 10000; ++i) {
+    Reply r = get(*s, "/slots");
+    if (r.status == 200 && r.body[0]["is_processing"] == true && r.body[0]["next_token"]["n_decoded"].get<int>() > 0) {
+      busy = r.body[0];
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_FALSE(busy.is_null()) << "never saw the slot busy";
+  EXPECT_GE(busy["id_task"].get<int>(), 0);
+  EXPECT_EQ(busy["params"]["n_predict"], 2000);
+  EXPECT_EQ(busy["params"]["top_k"], 7);
+  EXPECT_EQ(busy["params"]["seed"], 11);
+  EXPECT_FLOAT_EQ(busy["params"]["temperature"].get<float>(), 0.5f);
+  EXPECT_GT(busy["n_prompt_tokens"].get<int>(), 0);
+  EXPECT_EQ(busy["next_token"]["n_remain"].get<int>() + busy["next_token"]["n_decoded"].get<int>(), 2000) << busy;
+  expect_error(get(*s, "/slots?fail_on_no_slot=1"), 503, "unavailable");
+  long_request.join();
+  EXPECT_EQ(get(*s, "/slots").body[0]["is_processing"], false);
+
+  expect_error(post(*s, "/slots/0?action=erase", Json::object()), 501, "not_supported", "action");
+  expect_error(post(*s, "/slots/0?action=defrag", Json::object()), 400, "invalid_value", "action");
 }
 
 // vLLM's return_token_ids: the answer's ids (whole and per chunk) and the prompt's; ignore_eos.
