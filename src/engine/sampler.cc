@@ -287,7 +287,10 @@ int32_t Sampler::sample(std::span<const float> logits) {
   xtc();
   if (fixed) return argmax();
   temperature(params_.temperature);
-  if (n_cands_ == 1) return cands_[0].id;
+  if (n_cands_ == 1) {
+    cands_[0].p = 1.f;
+    return cands_[0].id;
+  }
   return draw();
 }
 

@@ -290,6 +290,17 @@ void fill_logprobs(std::span<const float> row, int32_t chosen, int32_t n_top, Ev
   for (size_t i = 0; i < k; ++i) e.top.push_back({ids[i], row[size_t(ids[i])] - log_z});
 }
 
+// The probability the sampling chain gave `chosen` and its n likeliest candidates (ties: lower id first).
+void fill_post_sampling(std::span<const Candidate> cands, int32_t chosen, int32_t n, Event& e) {
+  for (const Candidate& c : cands)
+    if (c.id == chosen) e.prob = c.p;
+  std::vector<Candidate> best(cands.begin(), cands.end());
+  const size_t k = std::min(size_t(n), best.size());
+  std::partial_sort(best.begin(), best.begin() + long(k), best.end(),
+                    [](const Candidate& a, const Candidate& b) { return a.p > b.p || (a.p == b.p && a.id < b.id); });
+  for (size_t i = 0; i < k; ++i) e.post_top.push_back({best[i].id, best[i].p});
+}
+
 }  // namespace
 
 Status Scheduler::step() {
@@ -388,6 +399,7 @@ Status Scheduler::step() {
     Event e;
     e.token = t;
     if (a.req.top_logprobs >= 0) fill_logprobs(row, t, a.req.top_logprobs, e);
+    if (a.req.post_sampling_probs >= 0) fill_post_sampling(a.sampler->last_candidates(), t, a.req.post_sampling_probs, e);
     a.stream->push(std::move(e));
     if (a.req.constraint && a.req.constraint->finished()) {
       finish(a, FinishReason::kStop);

@@ -38,6 +38,11 @@ struct TokenLogprob {
   float logprob;  // log-softmax of the raw logits row
 };
 
+struct TokenProb {
+  int32_t token;
+  float prob;
+};
+
 enum class FinishReason : uint8_t { kStop, kLength, kCancelled, kError };
 const char* finish_reason_name(FinishReason r);  // "stop", "length", "cancelled", "error"
 
@@ -49,6 +54,10 @@ struct Event {
   bool scored = true;  // kPrompt: false for the first prompt token (nothing comes before it)
   int32_t rank = 0;    // with logprobs: 1 + how many tokens the row rates higher than this one
   std::vector<TokenLogprob> top;  // top_logprobs alternatives, most likely first
+  // Request::post_sampling_probs: the token's probability after the sampling chain (0 where the
+  // chain dropped it) and the chain's likeliest candidates with theirs, most likely first.
+  float prob = 0;
+  std::vector<TokenProb> post_top;
   // kDone:
   FinishReason finish = FinishReason::kStop;
   std::string error;               // kError
@@ -67,6 +76,9 @@ struct Request {
   // alternatives (the prompt is computed whole, not taken from the prefix cache); max_tokens may
   // then be 0, which scores the prompt and generates nothing.
   int32_t prompt_logprobs = -1;
+  // >= 0: every token also comes with its probability after the sampling chain and this many of the
+  // chain's candidates (llama.cpp's post_sampling_probs); -1: none.
+  int32_t post_sampling_probs = -1;
   // Restricts what may be sampled (logprobs still come from the raw row); when it reports
   // finished() after a token, the request ends with kStop.
   std::shared_ptr<TokenConstraint> constraint;

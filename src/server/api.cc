@@ -207,6 +207,7 @@ std::optional<ApiError> parse_generation(const Json& body, bool chat, Generation
   ZINC_API_CHECK(boolean(body, "stream", &p.stream));
   ZINC_API_CHECK(boolean(body, "return_token_ids", &p.return_token_ids));
   ZINC_API_CHECK(boolean(body, "ignore_eos", &p.ignore_eos));
+  ZINC_API_CHECK(boolean(body, "post_sampling_probs", &p.post_sampling_probs));
   v = -1;
   ZINC_API_CHECK(integer(body, "prompt_logprobs", 0, 20, &v));
   p.prompt_logprobs = int32_t(v);

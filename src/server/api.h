@@ -72,6 +72,10 @@ struct GenerationParams {
   // vLLM's 'prompt_logprobs': each prompt token's logprob and rank with this many alternatives
   // (completions: on the choice; chat: beside the choices); -1: none.
   int32_t prompt_logprobs = -1;
+  // llama.cpp's 'post_sampling_probs': logprobs entries (chat, /completion) carry each token's
+  // probability after the sampling chain and the chain's likeliest candidates ("prob",
+  // "top_probs") instead of the raw logprobs.
+  bool post_sampling_probs = false;
 };
 
 // Reads the shared fields; `chat` picks the logprobs convention (chat: logprobs bool +

@@ -185,22 +185,29 @@ struct Job {
     return j;
   }
 
-  Json token_entry(int32_t id_, float lp) const {
+  // A logprobs entry: the token, its bytes and `value` under `key` ("logprob", or "prob" after the sampling chain).
+  Json token_entry(int32_t id_, float value, const char* key = "logprob") const {
     const std::string_view piece = ctx.tok.decode_piece(id_, true);
     Json bytes = Json::array();
     for (char c : piece) bytes.push_back(int(uint8_t(c)));
-    Json entry = {{"token", std::string(piece)}, {"logprob", lp}, {"bytes", bytes}};
-    if (!chat) entry["id"] = id_;
+    Json entry = {{"token", std::string(piece)}, {key, value}, {"bytes", bytes}};
+    if (!chat || p.post_sampling_probs) entry["id"] = id_;
     return entry;
   }
   // Records the logprobs of one token event; returns the chunk's logprobs value (or null).
   Json add_logprobs(const engine::Event& e) {
     if (p.top_logprobs < 0) return nullptr;
     if (entries) {
-      Json entry = token_entry(e.token, e.logprob);
-      Json top = Json::array();
-      for (const auto& t : e.top) top.push_back(token_entry(t.token, t.logprob));
-      entry["top_logprobs"] = top;
+      Json entry, top = Json::array();
+      if (p.post_sampling_probs) {  // llama.cpp's shape: probabilities after the chain
+        entry = token_entry(e.token, e.prob, "prob");
+        for (const auto& t : e.post_top) top.push_back(token_entry(t.token, t.prob, "prob"));
+        entry["top_probs"] = top;
+      } else {
+        entry = token_entry(e.token, e.logprob);
+        for (const auto& t : e.top) top.push_back(token_entry(t.token, t.logprob));
+        entry["top_logprobs"] = top;
+      }
       logprobs_chat.push_back(entry);
       return Json{{"content", Json::array({entry})}};
     }
@@ -608,6 +615,9 @@ void generate(GenerationContext& ctx, const Json& body, httplib::Response& res, 
     if (id >= n_vocab)
       return reply_error(res, {400, "'logit_bias' names token " + std::to_string(id) + ", but the vocabulary has " + std::to_string(n_vocab) + " tokens",
                                "invalid_request_error", "logit_bias", ""});
+  if (p.post_sampling_probs && !chat && !shape->logprob_entries())
+    return reply_error(res, {400, "'post_sampling_probs' needs llama.cpp's /completion or a chat endpoint (this answer's logprobs are OpenAI's lists)",
+                             "invalid_request_error", "post_sampling_probs", ""});
   std::vector<int32_t> prompt;
   bool opens_reasoning = false;
   int64_t checkpoint = -1;
@@ -654,6 +664,7 @@ void generate(GenerationContext& ctx, const Json& body, httplib::Response& res, 
       for (int32_t id : eog) er.sampling.logit_bias.emplace_back(id, -std::numeric_limits<float>::infinity());
     }
     er.top_logprobs = p.top_logprobs;
+    if (p.post_sampling_probs) er.post_sampling_probs = p.top_logprobs;
     er.constraint = constraint();
     er.checkpoint = checkpoint;
     auto job = std::make_shared<Job>(ctx, chat, p, opens_reasoning, shape->logprob_entries());

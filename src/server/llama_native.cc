@@ -41,7 +41,7 @@ std::optional<ApiError> translate(const GenerationContext& ctx, const Json& in, 
   for (const char* k : {"temperature", "top_k", "top_p", "min_p", "presence_penalty", "frequency_penalty", "repeat_penalty", "repeat_last_n",
                         "stop", "stream", "grammar", "ignore_eos", "typical_p", "top_n_sigma", "xtc_probability", "xtc_threshold",
                         "dynatemp_range", "dynatemp_exponent", "dry_multiplier", "dry_base", "dry_allowed_length", "dry_penalty_last_n",
-                        "dry_sequence_breakers", "mirostat", "mirostat_tau", "mirostat_eta", "min_keep"})
+                        "dry_sequence_breakers", "mirostat", "mirostat_tau", "mirostat_eta", "min_keep", "post_sampling_probs"})
     if (in.contains(k) && !in[k].is_null()) info->settings[k] = o[k] = in[k];
   if (auto s = in.find("seed"); s != in.end() && !s->is_null() && *s != -1) info->settings["seed"] = o["seed"] = *s;
   if (auto n = in.find("n_predict"); n != in.end() && !n->is_null()) {

@@ -143,6 +143,54 @@ TEST(LlamaNative, PropsAndApplyTemplate) {
   expect_error(post(*s, "/apply-template", Json{{"messages", Json::array({{{"content", "no role"}}})}}), 400, "", "messages");
 }
 
+// post_sampling_probs: each token's probability after the sampling chain and the chain's
+// likeliest candidates, in llama.cpp's shape, on /completion and chat; refused where the answer's
+// logprobs are OpenAI's lists.
+TEST(LlamaNative, PostSamplingProbs) {
+  ZINC_REQUIRE_TEST_DATA();
+  auto s = TestServer::start();
+  Reply greedy = post(*s, "/completion", native(6, {{"n_probs", 3}, {"post_sampling_probs", true}}));
+  ASSERT_EQ(greedy.status, 200) << greedy.text;
+  const Json& gp = greedy.body["completion_probabilities"];
+  ASSERT_EQ(gp.size(), 6u) << greedy.text;
+  for (const Json& e : gp) {
+    EXPECT_FLOAT_EQ(e["prob"].get<float>(), 1.0f) << e;  // greedy: the chain keeps one candidate
+    ASSERT_EQ(e["top_probs"].size(), 1u) << e;
+    EXPECT_EQ(e["top_probs"][0]["id"], e["id"]) << e;
+    EXPECT_FALSE(e.contains("logprob")) << e;
+  }
+
+  Reply sampled = post(*s, "/completion", native(8, {{"n_probs", 5}, {"post_sampling_probs", true}, {"temperature", 1.0}, {"top_k", 3},
+                                                      {"top_p", 1.0}, {"min_p", 0.0}, {"seed", 5}}));
+  ASSERT_EQ(sampled.status, 200) << sampled.text;
+  for (const Json& e : sampled.body["completion_probabilities"]) {
+    const Json& top = e["top_probs"];
+    ASSERT_EQ(top.size(), 3u) << e;  // top_k 3: three candidates, however many were asked for
+    float sum = 0, chosen = -1;
+    for (size_t i = 0; i < top.size(); ++i) {
+      sum += top[i]["prob"].get<float>();
+      if (i > 0) {
+        EXPECT_GE(top[i - 1]["prob"].get<float>(), top[i]["prob"].get<float>()) << e;
+      }
+      if (top[i]["id"] == e["id"]) chosen = top[i]["prob"].get<float>();
+    }
+    EXPECT_NEAR(sum, 1.0f, 1e-4) << e;
+    EXPECT_FLOAT_EQ(chosen, e["prob"].get<float>()) << e;
+    EXPECT_GT(chosen, 0.0f) << e;
+  }
+
+  Reply chat = post(*s, "/v1/chat/completions", Json{{"messages", Json::array({{{"role", "user"}, {"content", "Hi"}}})}, {"max_tokens", 3},
+                                                      {"temperature", 0}, {"logprobs", true}, {"top_logprobs", 2}, {"post_sampling_probs", true}});
+  ASSERT_EQ(chat.status, 200) << chat.text;
+  const Json& first = chat.body["choices"][0]["logprobs"]["content"][0];
+  EXPECT_FLOAT_EQ(first["prob"].get<float>(), 1.0f) << first;
+  EXPECT_TRUE(first.contains("top_probs") && first.contains("id")) << first;
+
+  expect_error(post(*s, "/v1/completions", Json{{"prompt", "Once"}, {"max_tokens", 2}, {"logprobs", 2}, {"post_sampling_probs", true}}), 400, "",
+               "post_sampling_probs");
+  expect_error(post(*s, "/completion", native(2, {{"post_sampling_probs", "yes"}})), 400, "", "post_sampling_probs");
+}
+
 // /slots: every slot idle, then one busy with a running request (its task, settings and counts),
 // fail_on_no_slot while none is free, and the slot actions refused.
 TEST(LlamaNative, SlotsShowWhatEachSequenceDoes) {
