@@ -91,7 +91,8 @@ ordered_json describe(const gguf::File& f) {
   }
   j["tensor_count"] = f.tensors().size();
   j["tensor_bytes"] = total;
-  j["file_bytes"] = f.file_size();
+  j["file_bytes"] = f.model_bytes();
+  if (f.n_parts() > 1) j["parts"] = f.n_parts();
   j["unsupported_types"] = unsupported;
   j["supported"] = model::architecture_supported(arch) && unsupported.empty();
   j["tensors"] = tensors;

@@ -40,9 +40,7 @@ server::ModelCard model_card(const model::Model& m, const std::string& path) {
   if (auto ft = f.find_u32("general.file_type"); ft.ok() && *ft)
     for (const auto& mix : model::quant_mixes())
       if (mix.file_type == **ft) card.quantization = std::string(mix.name);
-  std::error_code ec;
-  card.file_bytes = int64_t(std::filesystem::file_size(path, ec));
-  if (ec) card.file_bytes = 0;
+  card.file_bytes = int64_t(f.model_bytes());
   card.context_length = m.hparams().n_ctx_train;
   return card;
 }

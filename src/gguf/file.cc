@@ -137,6 +137,12 @@ File::~File() {
 }
 
 Result<std::unique_ptr<File>> File::open(const std::string& path) {
+  ZINC_ASSIGN_OR_RETURN(auto f, open_one(path));
+  ZINC_RETURN_IF_ERROR(f->join_parts());
+  return f;
+}
+
+Result<std::unique_ptr<File>> File::open_one(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return error("cannot open: %s", std::strerror(errno));
   struct stat st {};
@@ -162,6 +168,7 @@ Result<std::unique_ptr<File>> File::open(const std::string& path) {
     f->bytes_ = {static_cast<const uint8_t*>(m), size_t(st.st_size)};
   }
   ::close(fd);
+  f->path_ = path;
   ZINC_RETURN_IF_ERROR(f->parse());
   return f;
 }

@@ -32,6 +32,7 @@ struct TensorInfo {
   uint64_t offset = 0;      // from the start of the data section
   uint64_t size_bytes = 0;
   const uint8_t* data = nullptr;  // into the mapping
+  uint32_t part = 0;              // a split model's file that holds it (File::part_bytes)
 
   int64_t n_elements() const { return ne[0] * ne[1] * ne[2] * ne[3]; }
   size_t row_bytes() const { return zinc::row_bytes(type, ne[0]); }
@@ -45,7 +46,9 @@ struct KeyValue {
 
 class File {
  public:
-  // Maps and validates `path`. Errors read "<what>" (the caller adds the file name).
+  // Maps and validates `path`. Errors read "<what>" (the caller adds the file name). The first
+  // file of a split model (llama-gguf-split's NAME-00001-of-0000N.gguf, split.count N) opens
+  // its other parts too: the File then lists every part's tensors, with the first's metadata.
   static Result<std::unique_ptr<File>> open(const std::string& path);
   // Validates bytes owned by the caller (fuzzing, tests); they must outlive the File.
   static Result<std::unique_ptr<File>> from_memory(std::span<const uint8_t> bytes);
@@ -54,7 +57,8 @@ class File {
   File& operator=(const File&) = delete;
 
   uint32_t version() const { return version_; }
-  uint64_t file_size() const { return bytes_.size(); }
+  uint64_t file_size() const { return bytes_.size(); }  // this file's (a split model's first part)
+  uint64_t model_bytes() const;                          // every part's
   uint32_t alignment() const { return alignment_; }
   uint64_t data_offset() const { return data_offset_; }  // absolute start of the data section
 
@@ -76,9 +80,16 @@ class File {
   const TensorInfo* find_tensor(std::string_view name) const;
   std::span<const uint8_t> tensor_bytes(const TensorInfo& t) const { return {t.data, t.size_bytes}; }
 
+  // Files of a split model (1 for one file), each one's path ("" from memory) and mapped bytes.
+  uint32_t n_parts() const { return uint32_t(1 + parts_.size()); }
+  const std::string& part_path(uint32_t i) const { return i == 0 ? path_ : parts_[i - 1]->path_; }
+  std::span<const uint8_t> part_bytes(uint32_t i) const { return i == 0 ? bytes_ : parts_[i - 1]->bytes_; }
+
  private:
   File() = default;
   Status parse();
+  static Result<std::unique_ptr<File>> open_one(const std::string& path);  // this file alone
+  Status join_parts();  // file_split.cc
 
   std::span<const uint8_t> bytes_;
   void* mapping_ = nullptr;
@@ -90,6 +101,8 @@ class File {
   std::unordered_map<std::string_view, size_t> kv_index_;
   std::vector<TensorInfo> tensors_;
   std::unordered_map<std::string_view, size_t> tensor_index_;
+  std::string path_;
+  std::vector<std::unique_ptr<File>> parts_;  // a split model's files after this one
 };
 
 // Opens `path`; on failure the message reads "<path>: <what>".

@@ -100,6 +100,26 @@ Result<Listing> list_online(const std::string& repo, const std::string& token, b
   return listing;
 }
 
+// Makes the snapshot's `file` whole: downloads its blob unless the cache has it, and links it.
+Status fetch_file(const RepoCache& cache, const std::string& commit, const RepoRef& ref, const RepoFile& file, const std::string& token,
+                  const Notice& notice) {
+  std::error_code ec;
+  const auto cached_size = fs::file_size(cache.snapshot(commit, file.path), ec);  // follows the link to the blob
+  if (!ec && int64_t(cached_size) == file.size) return ok_status();
+  const fs::path blob = cache.blob(file.oid);
+  const auto blob_size = fs::file_size(blob, ec);
+  if (ec || int64_t(blob_size) != file.size) {
+    const std::string url = endpoint() + "/" + ref.repo + "/resolve/" + commit + "/" + url_path(file.path);
+    notice(format("downloading %s from %s (%s)", file.path.c_str(), ref.repo.c_str(), human_bytes(file.size).c_str()), false);
+    FileCheck check;
+    check.size = file.size;
+    if (file.lfs) check.sha256 = file.oid;  // a git blob id is not a hash of the bytes alone
+    ZINC_RETURN_IF_ERROR(download_file(url, token, blob, check, throttled(notice, file.path)));
+    notice(format("downloaded %s", file.path.c_str()), false);
+  }
+  return cache.link(commit, file.path, file.oid);
+}
+
 Result<std::string> resolve_repo(const ModelSource& s, const Notice& notice) {
   ZINC_ASSIGN_OR_RETURN(const RepoRef ref, parse_repo_ref(s.hf_repo));
   ZINC_ASSIGN_OR_RETURN(const fs::path root, cache_root());
@@ -124,30 +144,12 @@ Result<std::string> resolve_repo(const ModelSource& s, const Notice& notice) {
     if (listing.commit.empty()) return error("%s is not in the model cache (%s), and the hub is not asked offline", ref.repo.c_str(), root.c_str());
     listing.files = cache.snapshot_files(listing.commit);
   }
-  ZINC_ASSIGN_OR_RETURN(const RepoFile file, pick_model_file(listing.files, ref, s.hf_file));
-  const fs::path snapshot = cache.snapshot(listing.commit, file.path);
-  if (from_cache) return snapshot.string();
-
-  std::error_code ec;
-  const auto cached_size = fs::file_size(snapshot, ec);  // follows the link to the blob
-  if (!ec && int64_t(cached_size) == file.size) {
-    ZINC_RETURN_IF_ERROR(cache.write_ref("main", listing.commit));
-    return snapshot.string();
-  }
-  const fs::path blob = cache.blob(file.oid);
-  const auto blob_size = fs::file_size(blob, ec);
-  if (ec || int64_t(blob_size) != file.size) {
-    const std::string url = endpoint() + "/" + ref.repo + "/resolve/" + listing.commit + "/" + url_path(file.path);
-    notice(format("downloading %s from %s (%s) into %s", file.path.c_str(), ref.repo.c_str(), human_bytes(file.size).c_str(), root.c_str()), false);
-    FileCheck check;
-    check.size = file.size;
-    if (file.lfs) check.sha256 = file.oid;  // a git blob id is not a hash of the bytes alone
-    ZINC_RETURN_IF_ERROR(download_file(url, token, blob, check, throttled(notice, file.path)));
-    notice(format("downloaded %s", file.path.c_str()), false);
-  }
-  ZINC_RETURN_IF_ERROR(cache.link(listing.commit, file.path, file.oid));
+  ZINC_ASSIGN_OR_RETURN(const std::vector<RepoFile> parts, pick_model_files(listing.files, ref, s.hf_file));
+  const fs::path first = cache.snapshot(listing.commit, parts.front().path);
+  if (from_cache) return first.string();
+  for (const RepoFile& file : parts) ZINC_RETURN_IF_ERROR(fetch_file(cache, listing.commit, ref, file, token, notice));
   ZINC_RETURN_IF_ERROR(cache.write_ref("main", listing.commit));
-  return snapshot.string();
+  return first.string();
 }
 
 // A URL's download goes to `path` when given, else to $XDG_CACHE_HOME/zinc (~/.cache/zinc) under

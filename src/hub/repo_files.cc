@@ -122,10 +122,11 @@ SplitInfo split_info(std::string_view path) {
   SplitInfo s;
   s.index = std::stoi(std::string(index));
   s.count = std::stoi(std::string(count));
-  return s.count > 0 ? s : SplitInfo{};
+  s.prefix = std::string(stem.substr(0, stem.size() - 15));
+  return s.count > 0 && s.index >= 1 && s.index <= s.count ? s : SplitInfo{};
 }
 
-Result<RepoFile> pick_model_file(const std::vector<RepoFile>& files, const RepoRef& ref, const std::string& file) {
+Result<std::vector<RepoFile>> pick_model_files(const std::vector<RepoFile>& files, const RepoRef& ref, const std::string& file) {
   const RepoFile* found = nullptr;
   if (!file.empty()) {
     for (const auto& f : files)
@@ -151,10 +152,19 @@ Result<RepoFile> pick_model_file(const std::vector<RepoFile>& files, const RepoR
     const std::string what = !file.empty() ? "no file '" + file + "'" : !ref.tag.empty() ? "no GGUF model file tagged " + ref.tag : "no GGUF model file";
     return error("%s has %s (GGUF files there: %s)", ref.repo.c_str(), what.c_str(), available.empty() ? "none" : available.c_str());
   }
-  if (const SplitInfo s = split_info(found->path); s.count > 1)
-    return error("%s: %s is split into %d files; zinc loads single-file GGUF models (join them with llama-gguf-split --merge, or pick another quantization)",
-                 ref.repo.c_str(), found->path.c_str(), s.count);
-  return *found;
+  const SplitInfo first = split_info(found->path);
+  if (first.count == 1) return std::vector<RepoFile>{*found};
+  if (first.index != 1)
+    return error("%s: %s is part %d of %d of a split model: name its first part", ref.repo.c_str(), found->path.c_str(), first.index, first.count);
+  std::vector<RepoFile> parts(size_t(first.count));
+  for (const auto& f : files) {
+    const SplitInfo s = split_info(f.path);
+    if (s.count == first.count && s.prefix == first.prefix) parts[size_t(s.index - 1)] = f;
+  }
+  for (size_t i = 0; i < parts.size(); ++i)
+    if (parts[i].path.empty())
+      return error("%s: part %zu of the %d of %s is not in the repository", ref.repo.c_str(), i + 1, first.count, found->path.c_str());
+  return parts;
 }
 
 }  // namespace zinc::hub

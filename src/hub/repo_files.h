@@ -36,14 +36,16 @@ struct RepoFile {
 // malformed oid is an error.
 Result<std::vector<RepoFile>> parse_tree(const nlohmann::json& listing);
 
-// "name-00001-of-00003.gguf" -> {index 1, count 3}; {1, 1} for a file that is not split.
+// "name-00001-of-00003.gguf" -> {index 1, count 3, "name"}; {1, 1, ""} for a file that is not split.
 struct SplitInfo {
   int index = 1, count = 1;
+  std::string prefix;
 };
 SplitInfo split_info(std::string_view path);
 
-// The model file `file` (an exact path) or, when that is empty, `tag` names. The error lists the
-// GGUF files there are.
-Result<RepoFile> pick_model_file(const std::vector<RepoFile>& files, const RepoRef& ref, const std::string& file);
+// The files of the model `file` (an exact path) or, when that is empty, `tag` names: the file,
+// or a split model's parts in order (its first part is the one named or tagged). The error lists
+// the GGUF files there are.
+Result<std::vector<RepoFile>> pick_model_files(const std::vector<RepoFile>& files, const RepoRef& ref, const std::string& file);
 
 }  // namespace zinc::hub

@@ -142,29 +142,39 @@ Status Model::bind() {
 
 Status Model::make_weights_resident() const {
   std::lock_guard<std::mutex> lock(resident_mutex_);
-  if (resident_ || path_.empty()) return ok_status();
-  const uint8_t* begin = file_->tensors().empty() ? nullptr : file_->tensors().front().data;
-  const uint8_t* end = begin;
-  for (const gguf::TensorInfo& t : file_->tensors()) {
-    begin = std::min(begin, t.data);
-    end = std::max(end, t.data + t.size_bytes);
+  if (!resident_.empty() || path_.empty()) return ok_status();
+  // Each file of the model (one, or a split model's parts) copies the range its tensors span.
+  std::vector<std::unique_ptr<ResidentBytes>> copies;
+  std::vector<std::pair<const uint8_t*, const uint8_t*>> ranges;
+  for (uint32_t part = 0; part < file_->n_parts(); ++part) {
+    const uint8_t* begin = nullptr;
+    const uint8_t* end = nullptr;
+    for (const gguf::TensorInfo& t : file_->tensors()) {
+      if (t.part != part || t.size_bytes == 0) continue;
+      begin = begin ? std::min(begin, t.data) : t.data;
+      end = std::max(end, t.data + t.size_bytes);
+    }
+    if (!begin) continue;
+    // From an aligned address, so that the weights keep their alignment in the copy.
+    begin = reinterpret_cast<const uint8_t*>(reinterpret_cast<uintptr_t>(begin) & ~uintptr_t(alignof(AlignedChunk) - 1));
+    const uint8_t* file_start = file_->part_bytes(part).data();
+    ZINC_ASSIGN_OR_RETURN(auto copy, ResidentBytes::read(file_->part_path(part), uint64_t(begin - file_start), size_t(end - begin)));
+    copies.push_back(std::move(copy));
+    ranges.emplace_back(begin, end);
   }
-  if (begin == end) return ok_status();
-  // From an aligned address, so that the weights keep their alignment in the copy.
-  begin = reinterpret_cast<const uint8_t*>(reinterpret_cast<uintptr_t>(begin) & ~uintptr_t(alignof(AlignedChunk) - 1));
-  const uint8_t* file_start = file_->tensors().front().data - (file_->data_offset() + file_->tensors().front().offset);
-  ZINC_ASSIGN_OR_RETURN(resident_, ResidentBytes::read(path_, uint64_t(begin - file_start), size_t(end - begin)));
   // storage_ is only ever read through const pointers by graphs; the weights are ours to rebind.
   for (const graph::Weight& w : storage_) {
     const auto* p = static_cast<const uint8_t*>(w.data);
-    if (p >= begin && p < end) const_cast<graph::Weight&>(w).data = resident_->data() + (p - begin);
+    for (size_t i = 0; i < ranges.size(); ++i)
+      if (p >= ranges[i].first && p < ranges[i].second) const_cast<graph::Weight&>(w).data = copies[i]->data() + (p - ranges[i].first);
   }
+  resident_ = std::move(copies);
   return ok_status();
 }
 
 bool Model::weights_resident() const {
   std::lock_guard<std::mutex> lock(resident_mutex_);
-  return resident_ != nullptr;
+  return !resident_.empty();
 }
 
 const graph::Weight* Model::weight(WeightId id, int layer) const {

@@ -82,7 +82,7 @@ class Model {
   uint64_t decode_bytes_ = 0;
   std::string path_;  // the file load() opened; empty for from_file()
   mutable std::mutex resident_mutex_;
-  mutable std::unique_ptr<ResidentBytes> resident_;
+  mutable std::vector<std::unique_ptr<ResidentBytes>> resident_;  // one copy per file of the model
 };
 
 }  // namespace zinc::model

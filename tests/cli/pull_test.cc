@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "support/fake_hub.h"
+#include "support/gguf_split.h"
 #include "support/test_data.h"
 
 namespace zinc::test {
@@ -51,6 +52,25 @@ TEST(PullCommand, RunTakesTheModelFromTheHub) {
   std::string out;
   EXPECT_EQ(run_command(hub_env(hub, cache) + zinc_binary() + " run -m x.gguf -hf tiny/stories-GGUF --tokens 1", &out), 1);
   EXPECT_EQ(out, "error: give the model as a file (-m) or a repository (--hf-repo), not both\n");
+}
+
+// A split model on the hub: every part is downloaded and the model runs from the first.
+TEST(PullCommand, RunTakesASplitModelFromTheHub) {
+  ZINC_REQUIRE_TEST_DATA();
+  const std::string prefix = temp_path("hub-split");
+  ASSERT_TRUE(write_split(data_path("models/stories260K.gguf"), prefix, 2).ok());
+  std::vector<FakeHub::File> files;
+  for (int i = 0; i < 2; ++i) {
+    const auto b = read_file(split_part_path(prefix, i, 2));
+    files.emplace_back(split_part_path("F32/stories-F32", i, 2), std::string(b.begin(), b.end()));
+  }
+  FakeHub hub("tiny/stories-GGUF", files);
+  const std::string args = " --tokens 1,403,407 -n 12 --temp 0 -t 1 2>/dev/null; }";
+  std::string local, remote;
+  ASSERT_EQ(run_command("{ " + zinc_binary() + " run -m " + data_path("models/stories260K.gguf") + args, &local), 0) << local;
+  ASSERT_EQ(run_command("{ " + hub_env(hub, temp_path("split_cache")) + zinc_binary() + " run -hf tiny/stories-GGUF:F32" + args, &remote), 0) << remote;
+  EXPECT_EQ(remote, local);
+  EXPECT_EQ(hub.downloads.load(), 2);
 }
 
 // zinc serve -hf names the model by its repository reference.

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "support/gguf_split.h"
 #include "support/test_data.h"
 
 namespace zinc::test {
@@ -38,6 +39,19 @@ void expect_greedy_stories(const std::string& prompt, const std::string& flags) 
 TEST(RunCommand, GreedyMatchesTheReferenceOnStories) {
   ZINC_REQUIRE_TEST_DATA();
   expect_greedy_stories("p1", "-t 1");
+}
+
+// A split model (llama-gguf-split's parts) runs from its first part as the single file does.
+TEST(RunCommand, SplitModelGeneratesWhatTheSingleFileDoes) {
+  ZINC_REQUIRE_TEST_DATA();
+  const std::string prefix = temp_path("stories-split");
+  ASSERT_TRUE(write_split(data_path("models/stories260K.gguf"), prefix, 3).ok());
+  const std::string args = " --tokens 1,403,407 -n 16 --temp 0 -t 1 2>/dev/null; }";
+  std::string single, split;
+  ASSERT_EQ(run_command("{ " + zinc_binary() + " run -m " + data_path("models/stories260K.gguf") + args, &single), 0) << single;
+  ASSERT_EQ(run_command("{ " + zinc_binary() + " run -m " + split_part_path(prefix, 0, 3) + args, &split), 0) << split;
+  EXPECT_EQ(split, single);
+  EXPECT_FALSE(single.empty());
 }
 
 // The same on the Vulkan executor (lavapipe in CI), with the longer prompt (pages, split attention).

@@ -84,6 +84,19 @@ TEST_F(HubDownload, APaginatedListingIsReadToItsEnd) {
   EXPECT_EQ(hub.api_requests.load(), 4);  // refs and three pages
 }
 
+TEST_F(HubDownload, ASplitModelComesWithEveryPart) {
+  const std::string a = bytes(7000, 3), b = bytes(9000, 4);
+  test::FakeHub hub("o/m", {{"Q8_0/m-Q8_0-00002-of-00002.gguf", b}, {"Q8_0/m-Q8_0-00001-of-00002.gguf", a}});
+  use(hub);
+  auto path = fetch("o/m:q8_0");
+  ASSERT_TRUE(path.ok()) << path.status().message();
+  const fs::path snapshot = cache_ / "models--o--m" / "snapshots" / test::FakeHub::kCommit / "Q8_0";
+  EXPECT_EQ(fs::path(*path), snapshot / "m-Q8_0-00001-of-00002.gguf");
+  EXPECT_EQ(slurp(snapshot / "m-Q8_0-00001-of-00002.gguf"), a);
+  EXPECT_EQ(slurp(snapshot / "m-Q8_0-00002-of-00002.gguf"), b);
+  EXPECT_EQ(hub.downloads.load(), 2);
+}
+
 TEST_F(HubDownload, ACachedFileIsNotDownloadedAgain) {
   test::FakeHub hub("o/m", {{"m-Q4_K_M.gguf", q4_}});
   use(hub);

@@ -15,8 +15,11 @@ std::vector<RepoFile> files(std::initializer_list<const char*> paths) {
 std::string pick(const std::vector<RepoFile>& fs, const std::string& ref, const std::string& file = "") {
   auto r = parse_repo_ref(ref);
   EXPECT_TRUE(r.ok()) << r.status().message();
-  auto f = pick_model_file(fs, *r, file);
-  return f.ok() ? f->path : "error: " + f.status().message();
+  auto f = pick_model_files(fs, *r, file);
+  if (!f.ok()) return "error: " + f.status().message();
+  std::string paths;
+  for (const RepoFile& p : *f) paths += (paths.empty() ? "" : " ") + p.path;
+  return paths;
 }
 
 TEST(RepoRef, ParsesOwnerNameAndTag) {
@@ -60,14 +63,20 @@ TEST(PickModelFile, AnExplicitFileAndWhatIsMissing) {
   EXPECT_NE(pick(files({"README.md"}), "o/m").find("no GGUF model file (GGUF files there: none)"), std::string::npos);
 }
 
-TEST(PickModelFile, SplitModelsAreNamedAndRefused) {
+TEST(PickModelFile, SplitModelsComeWithAllTheirParts) {
   const auto s = split_info("Q8_0/m-Q8_0-00002-of-00003.gguf");
   EXPECT_EQ(s.index, 2);
   EXPECT_EQ(s.count, 3);
+  EXPECT_EQ(s.prefix, "Q8_0/m-Q8_0");
   EXPECT_EQ(split_info("m-Q8_0.gguf").count, 1);
-  const auto fs = files({"Q8_0/m-Q8_0-00002-of-00003.gguf", "Q8_0/m-Q8_0-00001-of-00003.gguf", "Q8_0/m-Q8_0-00003-of-00003.gguf"});
-  const std::string r = pick(fs, "o/m:Q8_0");
-  EXPECT_NE(r.find("Q8_0/m-Q8_0-00001-of-00003.gguf is split into 3 files"), std::string::npos) << r;
+  EXPECT_EQ(split_info("m-00004-of-00003.gguf").count, 1);  // not a part: the index is past the count
+  const auto fs = files({"Q8_0/m-Q8_0-00002-of-00003.gguf", "Q8_0/m-Q8_0-00001-of-00003.gguf", "Q8_0/m-Q8_0-00003-of-00003.gguf",
+                         "Q4_K_M/m-Q4_K_M-00001-of-00002.gguf"});
+  EXPECT_EQ(pick(fs, "o/m:Q8_0"), "Q8_0/m-Q8_0-00001-of-00003.gguf Q8_0/m-Q8_0-00002-of-00003.gguf Q8_0/m-Q8_0-00003-of-00003.gguf");
+  const std::string missing = pick(fs, "o/m:Q4_K_M");
+  EXPECT_NE(missing.find("part 2 of the 2 of Q4_K_M/m-Q4_K_M-00001-of-00002.gguf is not in the repository"), std::string::npos) << missing;
+  const std::string later = pick(fs, "o/m", "Q8_0/m-Q8_0-00002-of-00003.gguf");
+  EXPECT_NE(later.find("is part 2 of 3 of a split model"), std::string::npos) << later;
 }
 
 TEST(ParseTree, ReadsFilesAndTheirLfsHashes) {
