@@ -5,7 +5,7 @@
 #include <set>
 
 #include "cli/command.h"
-#include "cli/format.h"
+#include "core/human_bytes.h"
 #include "gguf/file.h"
 #include "model/architectures.h"
 

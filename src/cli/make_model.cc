@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "cli/command.h"
-#include "cli/format.h"
+#include "core/human_bytes.h"
 #include "cpu/thread_pool.h"
 #include "gguf/file.h"
 #include "gguf/writer.h"

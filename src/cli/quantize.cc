@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "cli/command.h"
-#include "cli/format.h"
+#include "core/human_bytes.h"
 #include "core/quant.h"
 #include "cpu/thread_pool.h"
 #include "gguf/file.h"

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <tuple>
 
 namespace zinc::hub {
 namespace fs = std::filesystem;
@@ -25,6 +26,35 @@ Result<fs::path> cache_root() {
   if (const char* v = env("XDG_CACHE_HOME")) return fs::path(v) / "huggingface" / "hub";
   if (const char* v = env("HOME")) return fs::path(v) / ".cache" / "huggingface" / "hub";
   return error("no place for the model cache: set HF_HUB_CACHE or HOME");
+}
+
+std::vector<CachedModel> cached_models(const fs::path& root) {
+  std::vector<CachedModel> out;
+  std::error_code ec;
+  for (const auto& dir : fs::directory_iterator(root, ec)) {
+    const std::string folder = dir.path().filename().string();
+    if (folder.rfind("models--", 0) != 0) continue;
+    const size_t sep = folder.find("--", 8);
+    if (sep == std::string::npos) continue;
+    const std::string repo = folder.substr(8, sep - 8) + "/" + folder.substr(sep + 2);
+    if (!valid_repo_id(repo)) continue;
+    const RepoCache cache(root, repo);
+    const std::string commit = cache.cached_commit();
+    if (commit.empty()) continue;
+    const std::vector<RepoFile> files = cache.snapshot_files(commit);
+    for (const RepoFile& f : files) {
+      const SplitInfo s = split_info(f.path);
+      if (!is_model_gguf(f.path) || s.index != 1) continue;
+      CachedModel m{repo, f.path, quant_tag(f.path), cache.snapshot(commit, f.path), 0};
+      for (const RepoFile& part : files) {
+        const SplitInfo p = split_info(part.path);
+        if (part.path == f.path || (s.count > 1 && p.count == s.count && p.prefix == s.prefix)) m.bytes += part.size;
+      }
+      out.push_back(std::move(m));
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const CachedModel& a, const CachedModel& b) { return std::tie(a.repo, a.path) < std::tie(b.repo, b.path); });
+  return out;
 }
 
 RepoCache::RepoCache(fs::path root, const std::string& repo) {

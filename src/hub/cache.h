@@ -18,6 +18,15 @@ namespace zinc::hub {
 
 Result<std::filesystem::path> cache_root();
 
+// A model in the cache: its repository, the file (a split model's first part) at the cached
+// commit, its quantization tag ("" if the name has none) and its bytes (every part's).
+struct CachedModel {
+  std::string repo, path, tag;
+  std::filesystem::path local;
+  int64_t bytes = 0;
+};
+std::vector<CachedModel> cached_models(const std::filesystem::path& root);
+
 class RepoCache {
  public:
   RepoCache(std::filesystem::path root, const std::string& repo);

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "core/human_bytes.h"
 #include "hub/cache.h"
 #include "hub/fetch.h"
 #include "hub/repo_files.h"
@@ -28,13 +29,6 @@ bool offline(const ModelSource& s) {
   return s.offline || v == "1" || v == "true" || v == "TRUE" || v == "yes";
 }
 
-std::string human_bytes(int64_t n) {
-  if (n < 0) return "unknown size";
-  if (n >= (int64_t(1) << 30)) return format("%.2f GiB", double(n) / double(int64_t(1) << 30));
-  if (n >= (int64_t(1) << 20)) return format("%.1f MiB", double(n) / double(1 << 20));
-  return format("%.1f KiB", double(n) / 1024.0);
-}
-
 // Percent-encodes what a URL path may not hold as it is ('/' stays).
 std::string url_path(const std::string& path) {
   std::string out;
@@ -52,8 +46,8 @@ Progress throttled(const Notice& notice, const std::string& name) {
     const auto now = std::chrono::steady_clock::now();
     if (done != total && now - *last < std::chrono::milliseconds(250)) return;
     *last = now;
-    if (total > 0) notice(format("downloading %s: %3d%% (%s of %s)", name.c_str(), int(100 * done / total), human_bytes(done).c_str(), human_bytes(total).c_str()), true);
-    else notice(format("downloading %s: %s", name.c_str(), human_bytes(done).c_str()), true);
+    if (total > 0) notice(format("downloading %s: %3d%% (%s of %s)", name.c_str(), int(100 * done / total), human_bytes(uint64_t(done)).c_str(), human_bytes(uint64_t(total)).c_str()), true);
+    else notice(format("downloading %s: %s", name.c_str(), human_bytes(uint64_t(done)).c_str()), true);
   };
 }
 
@@ -110,7 +104,7 @@ Status fetch_file(const RepoCache& cache, const std::string& commit, const RepoR
   const auto blob_size = fs::file_size(blob, ec);
   if (ec || int64_t(blob_size) != file.size) {
     const std::string url = endpoint() + "/" + ref.repo + "/resolve/" + commit + "/" + url_path(file.path);
-    notice(format("downloading %s from %s (%s)", file.path.c_str(), ref.repo.c_str(), human_bytes(file.size).c_str()), false);
+    notice(format("downloading %s from %s (%s)", file.path.c_str(), ref.repo.c_str(), human_bytes(uint64_t(file.size)).c_str()), false);
     FileCheck check;
     check.size = file.size;
     if (file.lfs) check.sha256 = file.oid;  // a git blob id is not a hash of the bytes alone

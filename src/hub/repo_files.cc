@@ -20,14 +20,6 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-// A GGUF file that holds a model, not a projector, an importance matrix or an MTP head.
-bool is_model_gguf(std::string_view path) {
-  if (!ends_with_gguf(path)) return false;
-  const std::string name = lower(path.substr(path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/') + 1));
-  return name.find("mmproj") == std::string::npos && name.find("imatrix") == std::string::npos &&
-         name.find("mtp-") == std::string::npos;
-}
-
 // Whether the path has `tag` (lower case) with no letter or digit before it and '.' or '-' after.
 bool has_tag(std::string_view path, const std::string& tag) {
   const std::string p = lower(path);
@@ -53,6 +45,28 @@ bool safe_relative_path(std::string_view path) {
 }
 
 }  // namespace
+
+bool is_model_gguf(std::string_view path) {
+  if (!ends_with_gguf(path)) return false;
+  const std::string name = lower(path.substr(path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/') + 1));
+  return name.find("mmproj") == std::string::npos && name.find("imatrix") == std::string::npos &&
+         name.find("mtp-") == std::string::npos;
+}
+
+std::string quant_tag(std::string_view path) {
+  if (!ends_with_gguf(path)) return "";
+  const SplitInfo s = split_info(path);
+  std::string_view stem = s.count > 1 ? std::string_view(s.prefix) : path.substr(0, path.size() - 5);
+  stem = stem.substr(stem.rfind('/') == std::string_view::npos ? 0 : stem.rfind('/') + 1);
+  const size_t sep = stem.find_last_of("-.");
+  if (sep == std::string_view::npos) return "";
+  const std::string_view tag = stem.substr(sep + 1);
+  const bool ok = !tag.empty() && std::all_of(tag.begin(), tag.end(), [](unsigned char c) { return std::isalnum(c) || c == '_'; }) &&
+                  std::any_of(tag.begin(), tag.end(), [](unsigned char c) { return std::isdigit(c); });
+  std::string out(ok ? tag : std::string_view());
+  for (char& c : out) c = char(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
 
 bool valid_repo_id(std::string_view repo) {
   if (repo.empty() || repo.size() > 256) return false;

@@ -43,6 +43,11 @@ struct SplitInfo {
 };
 SplitInfo split_info(std::string_view path);
 
+// Whether a path names a model GGUF (not a projector, importance matrix or MTP head).
+bool is_model_gguf(std::string_view path);
+// The quantization a model file's name ends with ("Qwen3-8B-Q4_K_M-00001-of-00002.gguf" -> "Q4_K_M"), or "".
+std::string quant_tag(std::string_view path);
+
 // The files of the model `file` (an exact path) or, when that is empty, `tag` names: the file,
 // or a split model's parts in order (its first part is the one named or tagged). The error lists
 // the GGUF files there are.

@@ -3,6 +3,8 @@
 
 #include <filesystem>
 
+#include <nlohmann/json.hpp>
+
 #include "support/fake_hub.h"
 #include "support/gguf_split.h"
 #include "support/test_data.h"
@@ -71,6 +73,35 @@ TEST(PullCommand, RunTakesASplitModelFromTheHub) {
   ASSERT_EQ(run_command("{ " + hub_env(hub, temp_path("split_cache")) + zinc_binary() + " run -hf tiny/stories-GGUF:F32" + args, &remote), 0) << remote;
   EXPECT_EQ(remote, local);
   EXPECT_EQ(hub.downloads.load(), 2);
+}
+
+// zinc list shows what pull fetched, as the -hf references that name it (a split model once).
+TEST(PullCommand, ListShowsTheCachedModels) {
+  ZINC_REQUIRE_TEST_DATA();
+  const std::string prefix = temp_path("list-split");
+  ASSERT_TRUE(write_split(data_path("models/stories260K.gguf"), prefix, 2).ok());
+  std::vector<FakeHub::File> files = {{"stories-Q8_0.gguf", stories_bytes()}};
+  for (int i = 0; i < 2; ++i) {
+    const auto b = read_file(split_part_path(prefix, i, 2));
+    files.emplace_back(split_part_path("stories-F32", i, 2), std::string(b.begin(), b.end()));
+  }
+  FakeHub hub("tiny/stories-GGUF", files);
+  const std::string cache = temp_path("list_cache");
+  std::string out;
+  ASSERT_EQ(run_command(zinc_binary() + " list", &out), 0) << out;  // whatever the machine's cache holds
+  ASSERT_EQ(run_command("HF_HUB_CACHE=" + cache + " " + zinc_binary() + " list", &out), 0) << out;
+  EXPECT_EQ(out, "no models in " + cache + " (zinc pull OWNER/NAME[:QUANT] downloads one)\n");
+  ASSERT_EQ(run_command("{ " + hub_env(hub, cache) + zinc_binary() + " pull tiny/stories-GGUF:Q8_0 >/dev/null 2>&1; }", &out), 0) << out;
+  ASSERT_EQ(run_command("{ " + hub_env(hub, cache) + zinc_binary() + " pull tiny/stories-GGUF:F32 >/dev/null 2>&1; }", &out), 0) << out;
+  ASSERT_EQ(run_command("HF_HUB_CACHE=" + cache + " " + zinc_binary() + " list --json", &out), 0) << out;
+  const auto listed = nlohmann::json::parse(out);
+  ASSERT_EQ(listed.size(), 2u) << out;
+  EXPECT_EQ(listed[0]["model"], "tiny/stories-GGUF:F32");
+  EXPECT_EQ(listed[0]["file"], "stories-F32-00001-of-00002.gguf");
+  EXPECT_EQ(listed[0]["bytes"].get<int64_t>(), int64_t(std::filesystem::file_size(split_part_path(prefix, 0, 2)) +
+                                                        std::filesystem::file_size(split_part_path(prefix, 1, 2))));
+  EXPECT_EQ(listed[1]["model"], "tiny/stories-GGUF:Q8_0");
+  EXPECT_EQ(listed[1]["path"], cache + "/models--tiny--stories-GGUF/snapshots/" + FakeHub::kCommit + "/stories-Q8_0.gguf");
 }
 
 // zinc serve -hf names the model by its repository reference.

@@ -79,6 +79,15 @@ TEST(PickModelFile, SplitModelsComeWithAllTheirParts) {
   EXPECT_NE(later.find("is part 2 of 3 of a split model"), std::string::npos) << later;
 }
 
+TEST(QuantTag, TheQuantizationAtTheEndOfTheName) {
+  EXPECT_EQ(quant_tag("Qwen3-8B-Q4_K_M.gguf"), "Q4_K_M");
+  EXPECT_EQ(quant_tag("sub/model.q8_0.gguf"), "Q8_0");
+  EXPECT_EQ(quant_tag("BF16/m-BF16-00001-of-00002.gguf"), "BF16");
+  EXPECT_EQ(quant_tag("model.gguf"), "");
+  EXPECT_EQ(quant_tag("my-model.gguf"), "");  // no digit: not a quantization
+  EXPECT_EQ(quant_tag("README.md"), "");
+}
+
 TEST(ParseTree, ReadsFilesAndTheirLfsHashes) {
   const auto listing = nlohmann::json::parse(R"([
     {"type":"directory","oid":"1111111111111111111111111111111111111111","size":0,"path":"sub"},

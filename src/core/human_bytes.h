@@ -1,11 +1,11 @@
-// Small text formatting shared by the subcommands.
+// Byte counts as people read them, for the CLI and download progress.
 #pragma once
 
 #include <cstdint>
 #include <cstdio>
 #include <string>
 
-namespace zinc::cli {
+namespace zinc {
 
 // "762.81 MiB": binary units, two decimals past bytes.
 inline std::string human_bytes(uint64_t bytes) {
@@ -18,4 +18,4 @@ inline std::string human_bytes(uint64_t bytes) {
   return buf;
 }
 
-}  // namespace zinc::cli
+}  // namespace zinc
