@@ -41,7 +41,8 @@ std::optional<int> resolve_model_flags(const hub::ModelSource& source, std::stri
 
 const char* long_model_flag(const char* arg) {
   static constexpr const char* kShort[][2] = {
-      {"-hf", "--hf-repo"}, {"-hfr", "--hf-repo"}, {"-hff", "--hf-file"}, {"-hft", "--hf-token"}, {"-mu", "--model-url"}};
+      {"-hf", "--hf-repo"}, {"-hfr", "--hf-repo"}, {"-hff", "--hf-file"}, {"-hft", "--hf-token"}, {"-mu", "--model-url"},
+      {"-md", "--model-draft"}};
   for (const auto& s : kShort)
     if (std::strcmp(arg, s[0]) == 0) return s[1];
   return arg;

@@ -25,7 +25,8 @@ int with_model(Options& o, Command command) {
   return command(o);
 }
 
-// "-hf" -> "--hf-repo" and the other short forms; any other argument as it is.
+// "-hf" -> "--hf-repo" and the other short forms (with zinc run's "-md" -> "--model-draft"); any
+// other argument as it is.
 const char* long_model_flag(const char* arg);
 
 }  // namespace zinc::cli

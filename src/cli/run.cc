@@ -18,6 +18,7 @@
 #include "engine/grammar_constraint.h"
 #include "engine/json_schema.h"
 #include "engine/runner.h"
+#include "engine/speculative.h"
 #include "gguf/file.h"
 #include "model/model.h"
 #include "tokenizer/tokenizer.h"
@@ -26,7 +27,8 @@ namespace zinc::cli {
 namespace {
 
 struct RunOptions {
-  std::string model, prompt, tokens, stop, backend = "auto", json_schema, json_schema_file, grammar, grammar_file;
+  std::string model, prompt, tokens, stop, backend = "auto", json_schema, json_schema_file, grammar, grammar_file, draft_model;
+  engine::DraftOptions draft;
   hub::ModelSource source;  // -m and the flags that fetch a model; resolved into `model`
   bool raw = false, verbose = false;
   int n_predict = 128, threads = 0, device = -1;
@@ -124,6 +126,30 @@ int run_generate(const RunOptions& o) {
   if (!runner.ok()) return fail(runner.status().message());
   auto seq = (*runner)->cache().add_sequence();
   if (!seq.ok()) return fail(seq.status().message());
+  // A draft model guesses ahead (engine/speculative.h): it must share the vocabulary.
+  std::unique_ptr<model::Model> draft_model;
+  std::unique_ptr<engine::Runner> draft_runner;
+  kv::SeqId draft_seq = -1;
+  if (!o.draft_model.empty()) {
+    auto dm = model::Model::load(o.draft_model);
+    if (!dm.ok()) return fail(dm.status().message());
+    draft_model = std::move(*dm);
+    if (tok) {
+      auto dt = tokenizer::Tokenizer::load(draft_model->file());
+      if (!dt.ok()) return fail(o.draft_model + ": " + dt.status().message());
+      const auto& a = tok->vocab();
+      const auto& b = (*dt)->vocab();
+      bool same = a.n_tokens() == b.n_tokens();
+      for (int32_t i = 0; same && i < a.n_tokens(); ++i) same = a.text(i) == b.text(i);
+      if (!same) return fail(o.draft_model + ": the draft model's vocabulary is not the model's");
+    }
+    auto dr = engine::Runner::create(*draft_model, ro);
+    if (!dr.ok()) return fail(o.draft_model + ": " + dr.status().message());
+    draft_runner = std::move(*dr);
+    auto ds = draft_runner->cache().add_sequence();
+    if (!ds.ok()) return fail(ds.status().message());
+    draft_seq = *ds;
+  }
 
   const double load_seconds = std::chrono::duration<double>(Clock::now() - t_load).count();
 
@@ -134,7 +160,7 @@ int run_generate(const RunOptions& o) {
     if (!templated) std::fputs(o.prompt.c_str(), stdout);  // a chat shows only the reply
     std::fflush(stdout);
   }
-  auto res = engine::generate(**runner, *seq, prompt, sampler, go, [&](int32_t t) {
+  auto print = [&](int32_t t) {
     if (decoder) {
       if (!tok->vocab().valid_id(t)) return true;
       std::fputs(decoder->push(t).c_str(), stdout);
@@ -143,7 +169,10 @@ int run_generate(const RunOptions& o) {
     }
     std::fflush(stdout);
     return true;
-  });
+  };
+  engine::DraftStats draft_stats;
+  auto res = draft_runner ? engine::generate_speculative(**runner, *seq, *draft_runner, draft_seq, prompt, sampler, go, o.draft, print, &draft_stats)
+                          : engine::generate(**runner, *seq, prompt, sampler, go, print);
   if (decoder) std::fputs(decoder->flush().c_str(), stdout);
   std::printf("\n");
   std::fflush(stdout);
@@ -155,6 +184,9 @@ int run_generate(const RunOptions& o) {
                  double(res->prompt_tokens) / std::max(res->prefill_seconds, 1e-9), res->tokens.size(),
                  n / std::max(res->decode_seconds, 1e-9),
                  res->reason == engine::StopReason::kEndOfGeneration ? "end of generation" : "token limit");
+    if (draft_runner)
+      std::fprintf(stderr, "zinc: draft: %lld guesses checked, %lld kept (%.1f %%)\n", (long long)draft_stats.drafted,
+                   (long long)draft_stats.accepted, 100.0 * double(draft_stats.accepted) / double(std::max<int64_t>(draft_stats.drafted, 1)));
   }
   return 0;
 }
@@ -176,6 +208,13 @@ ZINC_REGISTER_COMMAND(run, Command{"run", "Generate a continuation of a prompt (
                                      sub.add_option("--json-schema-file", o->json_schema_file, "Hold the output to the JSON schema in this file");
                                      sub.add_option("--grammar", o->grammar, "Hold the output to this GBNF grammar (llama.cpp's syntax)");
                                      sub.add_option("--grammar-file", o->grammar_file, "Hold the output to the GBNF grammar in this file");
+                                     sub.add_option("--model-draft", o->draft_model, "Draft model for speculative decoding (same vocabulary) (-md)");
+                                     sub.add_option("--draft-max", o->draft.max_tokens, "Guesses the draft makes per step at most")
+                                         ->capture_default_str()->check(CLI::Range(1, 256));
+                                     sub.add_option("--draft-min", o->draft.min_tokens, "Fewer guesses than this are not checked")
+                                         ->capture_default_str()->check(CLI::Range(0, 256));
+                                     sub.add_option("--draft-p-min", o->draft.p_min, "The draft stops below this probability of its best token")
+                                         ->capture_default_str()->check(CLI::Range(0.0, 1.0));
                                      sub.add_option("-t,--threads", o->threads, "CPU threads (0: all)")->capture_default_str();
                                      sub.add_option("--backend", o->backend, "auto, cpu or vulkan")->capture_default_str();
                                      sub.add_option("--device", o->device, "Vulkan device index (see zinc devices; -1: auto)")->capture_default_str();
