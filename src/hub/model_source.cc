@@ -165,7 +165,7 @@ Result<std::string> resolve_url(const ModelSource& s, const Notice& notice) {
   if (fs::exists(dest)) return dest.string();
   if (offline(s)) return error("%s is not downloaded yet, and nothing is downloaded offline", dest.c_str());
   notice(format("downloading %s into %s", s.url.c_str(), dest.c_str()), false);
-  ZINC_RETURN_IF_ERROR(download_file(s.url, s.hf_token.empty() ? "" : s.hf_token, dest, FileCheck{}, throttled(notice, dest.filename().string())));
+  ZINC_RETURN_IF_ERROR(download_file(s.url, s.hf_token, dest, FileCheck{}, throttled(notice, dest.filename().string())));
   notice(format("downloaded %s", dest.filename().c_str()), false);
   return dest.string();
 }
