@@ -14,6 +14,7 @@
 
 #include "cli/chat_session.h"
 #include "cli/command.h"
+#include "cli/draft_flags.h"
 #include "cli/model_flags.h"
 #include "cli/sampling_flags.h"
 #include "cli/line_reader.h"
@@ -163,9 +164,12 @@ int run_chat(ChatOptions& o) {
     if (stats->reason == engine::StopReason::kCallback) term.note("(stopped)");
     if (o.verbose || tty_out) {
       const double tps = double(stats->generated_tokens) / std::max(stats->decode_seconds, 1e-9);
-      std::fprintf(stderr, "%s[%lld tokens, %.1f tok/s; prompt %lld tokens, %lld from the cache]%s\n",
+      const std::string draft = o.session.draft_model.empty()
+                                    ? ""
+                                    : format("; draft: %lld of %lld guesses kept", (long long)stats->draft.accepted, (long long)stats->draft.drafted);
+      std::fprintf(stderr, "%s[%lld tokens, %.1f tok/s; prompt %lld tokens, %lld from the cache%s]%s\n",
                    tty_out ? "\x1b[2m" : "", (long long)stats->generated_tokens, tps,
-                   (long long)stats->prompt_tokens, (long long)stats->cached_tokens, tty_out ? "\x1b[0m" : "");
+                   (long long)stats->prompt_tokens, (long long)stats->cached_tokens, draft.c_str(), tty_out ? "\x1b[0m" : "");
     }
   }
   if (tty_in) std::fputc('\n', stdout);
@@ -185,6 +189,7 @@ ZINC_REGISTER_COMMAND(chat, Command{"chat", "Chat with a model in the terminal",
                                       sub.add_option("--backend", o->backend, "auto, cpu or vulkan")->capture_default_str();
                                       sub.add_option("--device", o->session.device, "Vulkan device index (see zinc devices; -1: auto)")->capture_default_str();
                                       sub.add_flag("--no-cache-reuse", o->no_cache_reuse, "Prefill the whole conversation every turn (to compare)");
+                                      add_draft_flags(sub, o->session.draft_model, o->session.draft);
                                       sub.add_flag("--verbose", o->verbose, "Print each answer's token counts and speed to stderr");
                                       return [o]() {
                                         const hub::ModelSource& m = o->source;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fstream>
 
+#include "cli/draft_flags.h"
 #include "cli/sampling_flags.h"
 
 namespace zinc::cli {
@@ -33,6 +34,18 @@ Result<std::unique_ptr<ChatSession>> ChatSession::create(const std::string& mode
   ro.n_ctx = options.n_ctx;
   ZINC_ASSIGN_OR_RETURN(s->runner_, engine::Runner::create(*s->model_, ro));
   ZINC_ASSIGN_OR_RETURN(s->seq_, s->runner_->cache().add_sequence());
+  if (!options.draft_model.empty()) {
+    if (!s->runner_->cache().layout().recurrent_layers.empty())
+      return error("%s: speculative decoding needs attention-only models: a recurrent state cannot be rolled back", model_path.c_str());
+    ZINC_ASSIGN_OR_RETURN(s->draft_model_, model::Model::load(options.draft_model));
+    auto draft_tok = tokenizer::Tokenizer::load(s->draft_model_->file());
+    if (!draft_tok.ok()) return draft_tok.status().with_context(options.draft_model);
+    ZINC_RETURN_IF_ERROR(check_draft_vocab(*s->tokenizer_, **draft_tok).with_context(options.draft_model));
+    auto draft = engine::Runner::create(*s->draft_model_, ro);
+    if (!draft.ok()) return draft.status().with_context(options.draft_model);
+    s->draft_ = std::move(*draft);
+    ZINC_ASSIGN_OR_RETURN(s->draft_seq_, s->draft_->cache().add_sequence());
+  }
   s->sampler_ = std::make_unique<engine::Sampler>(prepared_sampling(options.sampling, s->tokenizer_.get()), int32_t(s->model_->hparams().n_vocab));
   return s;
 }
@@ -105,8 +118,10 @@ Result<TurnStats> ChatSession::send(const std::string& user_text, const ChatOutp
     }
     cached_.resize(keep);
   }
+  if (draft_) draft_->cache().set_length(draft_seq_, std::min<int64_t>(draft_->cache().length(draft_seq_), int64_t(keep)));
   auto forget = [&] {  // after a failed step the cache may hold part of the prompt
     cache.clear(seq_);
+    if (draft_) draft_->cache().clear(draft_seq_);
     cached_.clear();
     saved_length_ = 0;
     messages_.pop_back();
@@ -151,10 +166,13 @@ Result<TurnStats> ChatSession::send(const std::string& user_text, const ChatOutp
   };
   tokenizer::StreamingDecoder decoder(*tokenizer_, {.render_special = false, .strip_leading_space = true});
   const std::span<const int32_t> suffix(tokens.data() + start, tokens.size() - start);
-  auto res = engine::generate(*runner_, seq_, suffix, *sampler_, go, [&](int32_t t) {
+  auto on_token = [&](int32_t t) {
     if (tokenizer_->vocab().valid_id(t)) show(splitter.push(decoder.push(t)));
     return !cancelled();
-  });
+  };
+  engine::DraftStats draft_stats;
+  auto res = draft_ ? engine::generate_speculative(*runner_, seq_, *draft_, draft_seq_, suffix, *sampler_, go, options_.draft, on_token, &draft_stats)
+                    : engine::generate(*runner_, seq_, suffix, *sampler_, go, on_token);
   if (!res.ok()) {
     forget();
     return res.status();
@@ -172,6 +190,7 @@ Result<TurnStats> ChatSession::send(const std::string& user_text, const ChatOutp
   st.prefill_seconds = res->prefill_seconds;
   st.decode_seconds = res->decode_seconds;
   st.reason = res->reason;
+  st.draft = draft_stats;
   return st;
 }
 

@@ -16,6 +16,7 @@
 #include "engine/generate.h"
 #include "engine/runner.h"
 #include "engine/sampler.h"
+#include "engine/speculative.h"
 #include "model/model.h"
 #include "tokenizer/tokenizer.h"
 
@@ -29,6 +30,8 @@ struct ChatSessionOptions {
   int32_t n_predict = -1;     // tokens per answer at most (-1: until the context is full)
   engine::SamplerParams sampling;
   bool reuse_cache = true;    // false: every turn prefills the whole conversation (for checks)
+  std::string draft_model;    // a draft model for speculative decoding ("" : none)
+  engine::DraftOptions draft;
 };
 
 struct TurnStats {
@@ -37,6 +40,7 @@ struct TurnStats {
   int64_t generated_tokens = 0;
   double prefill_seconds = 0, decode_seconds = 0;
   engine::StopReason reason = engine::StopReason::kMaxTokens;
+  engine::DraftStats draft;   // with a draft model: its guesses this turn
 };
 
 // Receives the answer as it streams: reasoning (inside <think>…</think>) or content.
@@ -74,6 +78,9 @@ class ChatSession {
   std::unique_ptr<engine::Runner> runner_;
   std::unique_ptr<engine::Sampler> sampler_;
   kv::SeqId seq_ = 0;
+  std::unique_ptr<model::Model> draft_model_;  // with options_.draft_model: guesses ahead on draft_seq_,
+  std::unique_ptr<engine::Runner> draft_;      // which holds what seq_ holds
+  kv::SeqId draft_seq_ = 0;
   std::vector<int32_t> cached_;  // the tokens sequence seq_ holds, in order
   std::vector<float> saved_state_;  // recurrent models: the state after saved_length_ tokens
   size_t saved_length_ = 0;

@@ -11,6 +11,7 @@
 
 #include "chat/conversation.h"
 #include "cli/command.h"
+#include "cli/draft_flags.h"
 #include "cli/model_flags.h"
 #include "cli/sampling_flags.h"
 #include "cli/token_list.h"
@@ -137,11 +138,7 @@ int run_generate(const RunOptions& o) {
     if (tok) {
       auto dt = tokenizer::Tokenizer::load(draft_model->file());
       if (!dt.ok()) return fail(o.draft_model + ": " + dt.status().message());
-      const auto& a = tok->vocab();
-      const auto& b = (*dt)->vocab();
-      bool same = a.n_tokens() == b.n_tokens();
-      for (int32_t i = 0; same && i < a.n_tokens(); ++i) same = a.text(i) == b.text(i);
-      if (!same) return fail(o.draft_model + ": the draft model's vocabulary is not the model's");
+      if (Status same = check_draft_vocab(*tok, **dt); !same.ok()) return fail(o.draft_model + ": " + same.message());
     }
     auto dr = engine::Runner::create(*draft_model, ro);
     if (!dr.ok()) return fail(o.draft_model + ": " + dr.status().message());
@@ -208,13 +205,7 @@ ZINC_REGISTER_COMMAND(run, Command{"run", "Generate a continuation of a prompt (
                                      sub.add_option("--json-schema-file", o->json_schema_file, "Hold the output to the JSON schema in this file");
                                      sub.add_option("--grammar", o->grammar, "Hold the output to this GBNF grammar (llama.cpp's syntax)");
                                      sub.add_option("--grammar-file", o->grammar_file, "Hold the output to the GBNF grammar in this file");
-                                     sub.add_option("--model-draft", o->draft_model, "Draft model for speculative decoding (same vocabulary) (-md)");
-                                     sub.add_option("--draft-max", o->draft.max_tokens, "Guesses the draft makes per step at most")
-                                         ->capture_default_str()->check(CLI::Range(1, 256));
-                                     sub.add_option("--draft-min", o->draft.min_tokens, "Fewer guesses than this are not checked")
-                                         ->capture_default_str()->check(CLI::Range(0, 256));
-                                     sub.add_option("--draft-p-min", o->draft.p_min, "The draft stops below this probability of its best token")
-                                         ->capture_default_str()->check(CLI::Range(0.0, 1.0));
+                                     add_draft_flags(sub, o->draft_model, o->draft);
                                      sub.add_option("-t,--threads", o->threads, "CPU threads (0: all)")->capture_default_str();
                                      sub.add_option("--backend", o->backend, "auto, cpu or vulkan")->capture_default_str();
                                      sub.add_option("--device", o->device, "Vulkan device index (see zinc devices; -1: auto)")->capture_default_str();

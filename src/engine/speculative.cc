@@ -126,6 +126,10 @@ Result<GenerateResult> generate_speculative(Runner& target, kv::SeqId seq, Runne
     }
     if (done) break;
   }
+  // As generate() leaves it: the sequences hold every kept token, the last one too.
+  draft_behind.push_back(last);
+  ZINC_RETURN_IF_ERROR(target.decode(seq, std::span<const int32_t>(&last, 1), false).status());
+  ZINC_RETURN_IF_ERROR(draft.decode(draft_seq, draft_behind, false).status());
   result.decode_seconds = std::chrono::duration<double>(clock::now() - t1).count();
   return result;
 }

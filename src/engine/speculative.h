@@ -25,8 +25,8 @@ struct DraftStats {
 };
 
 // As generate(), with `draft` (on `draft_seq` of its own runner, at the same length as `seq`)
-// guessing ahead. Returns the same result; `stats` (optional) counts the guesses. Afterwards the
-// sequences hold the prompt and the generated tokens but the last one (not evaluated).
+// guessing ahead. Returns the same result; `stats` (optional) counts the guesses. Afterwards both
+// sequences hold the prompt and every generated token (a stop token is not evaluated).
 Result<GenerateResult> generate_speculative(Runner& target, kv::SeqId seq, Runner& draft, kv::SeqId draft_seq,
                                             std::span<const int32_t> prompt, Sampler& sampler, const GenerateOptions& options,
                                             const DraftOptions& draft_options, const TokenCallback& on_token = nullptr,

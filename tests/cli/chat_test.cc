@@ -134,6 +134,41 @@ TEST(ChatCommand, CacheReuseGivesTheSameConversation) {
   }
 }
 
+// A draft model (speculative decoding) gives the same conversation, turn after turn, with the
+// cache reused; guesses are checked and kept; a recurrent model refuses one.
+TEST(ChatCommand, DraftModelGivesTheSameConversation) {
+  ZINC_REQUIRE_TEST_DATA();
+  const std::string draft = temp_path("chat-draft-q4_0.gguf");
+  std::string out, err;
+  ASSERT_EQ(run_command(zinc_binary() + " quantize " + stories() + " " + draft + " Q4_0", &out), 0) << out;
+  std::vector<nlohmann::json> saved;
+  for (const std::string& flags : {std::string("-n 24"), "-n 24 -md " + draft + " --draft-p-min 0", "-n 24 -md " + stories() + " --draft-max 4"}) {
+    const std::string path = temp_path("draft" + std::to_string(saved.size()) + ".json");
+    ASSERT_EQ(chat(stories(), "Hello there\nAnd then?\nTell me more\n/save " + path + "\n", flags, &out, &err), 0) << out << err;
+    ASSERT_EQ(prompt_stats(err).size(), 3u) << err;
+    EXPECT_GT(prompt_stats(err)[2].second, 0) << err;  // the cache was reused
+    if (flags.find("-md") != std::string::npos) {
+      // Every turn's guesses were checked; the model as its own draft keeps them all, which it
+      // does only while the draft's cache follows the conversation's.
+      const std::regex re("draft: ([0-9]+) of ([0-9]+) guesses kept");
+      int turns = 0;
+      for (auto it = std::sregex_iterator(err.begin(), err.end(), re); it != std::sregex_iterator(); ++it, ++turns) {
+        EXPECT_GT(std::stoi((*it)[2]), 0) << err;
+        if (flags.find(stories()) != std::string::npos) {
+          EXPECT_EQ((*it)[1], (*it)[2]) << err;
+        }
+      }
+      EXPECT_EQ(turns, 3) << err;
+    }
+    saved.push_back(load_json(path));
+    ASSERT_EQ(saved.back().size(), 6u) << out << err;
+  }
+  EXPECT_EQ(saved[1], saved[0]);
+  EXPECT_EQ(saved[2], saved[0]);
+  EXPECT_EQ(chat(data_path("models/qwen35-q4_k_m.gguf"), "Hi\n", "-md " + data_path("models/qwen35-q4_0.gguf"), &out, &err), 1);
+  EXPECT_NE(err.find("speculative decoding needs attention-only models"), std::string::npos) << err;
+}
+
 TEST(ChatCommand, SystemPromptThroughTheModelTemplate) {
   ZINC_REQUIRE_TEST_DATA();
   // Gemma's template writes the BOS text (the tokenizer adds BOS: no double BOS) and raises on a
