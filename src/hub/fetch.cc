@@ -2,6 +2,7 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -229,6 +230,7 @@ Status download_file(const std::string& url, const std::string& token, const fs:
         last_error = url + ": HTTP " + std::to_string(status);
         retry = true;
       } else {
+        std::replace_if(small_body.begin(), small_body.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
         return error("%s: HTTP %d%s", url.c_str(), status, small_body.empty() ? "" : (" (" + small_body + ")").c_str());
       }
     }
