@@ -25,7 +25,7 @@ int list_models(const ListOptions& o) {
   if (o.json) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& m : models)
-      out.push_back({{"model", m.tag.empty() ? m.repo : m.repo + ":" + m.tag}, {"file", m.path}, {"bytes", m.bytes}, {"path", m.local.string()}});
+      out.push_back({{"model", m.reference()}, {"file", m.path}, {"bytes", m.bytes}, {"path", m.local.string()}});
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
   }
@@ -35,7 +35,7 @@ int list_models(const ListOptions& o) {
   }
   std::printf("%-48s %-44s %s\n", "MODEL", "FILE", "SIZE");
   for (const auto& m : models)
-    std::printf("%-48s %-44s %s\n", (m.tag.empty() ? m.repo : m.repo + ":" + m.tag).c_str(), m.path.c_str(), human_bytes(uint64_t(m.bytes)).c_str());
+    std::printf("%-48s %-44s %s\n", m.reference().c_str(), m.path.c_str(), human_bytes(uint64_t(m.bytes)).c_str());
   return 0;
 }
 

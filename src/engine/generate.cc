@@ -5,6 +5,20 @@
 
 namespace zinc::engine {
 
+std::optional<int32_t> sample_next(std::span<const float> row, Sampler& sampler, const GenerateOptions& options,
+                                   std::vector<float>& masked) {
+  if (options.constraint) {
+    masked.assign(row.begin(), row.end());
+    options.constraint->mask(masked);
+    row = masked;
+  }
+  const int32_t next = sampler.sample(row);
+  if (std::find(options.stop_tokens.begin(), options.stop_tokens.end(), next) != options.stop_tokens.end()) return std::nullopt;
+  sampler.accept(next);
+  if (options.constraint) options.constraint->accept(next);
+  return next;
+}
+
 Result<GenerateResult> generate(Runner& runner, kv::SeqId seq, std::span<const int32_t> prompt, Sampler& sampler,
                                 const GenerateOptions& options, const TokenCallback& on_token) {
   if (prompt.empty()) return error("the prompt is empty");
@@ -74,18 +88,12 @@ Result<GenerateResult> generate(Runner& runner, kv::SeqId seq, std::span<const i
 
   std::vector<float> masked;
   while (int32_t(result.tokens.size()) < options.max_new_tokens) {
-    if (options.constraint) {
-      masked.assign(logits.begin(), logits.end());
-      options.constraint->mask(masked);
-      logits = masked;
-    }
-    const int32_t next = sampler.sample(logits);
-    if (is_stop(next)) {
+    const std::optional<int32_t> sampled = sample_next(logits, sampler, options, masked);
+    if (!sampled) {
       result.reason = StopReason::kEndOfGeneration;
       break;
     }
-    sampler.accept(next);
-    if (options.constraint) options.constraint->accept(next);
+    const int32_t next = *sampled;
     result.tokens.push_back(next);
     ZINC_ASSIGN_OR_RETURN(logits, runner.decode(seq, std::span<const int32_t>(&result.tokens.back(), 1), false));
     if (on_token && !on_token(next)) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -36,6 +37,11 @@ struct GenerateResult {
 
 // Called with every generated token; returning false stops generation.
 using TokenCallback = std::function<bool(int32_t token)>;
+
+// One token from a logits row: the row masked by the constraint (`masked`: scratch), sampled,
+// and accepted into the sampler and the constraint; nullopt for a stop token (not accepted).
+std::optional<int32_t> sample_next(std::span<const float> row, Sampler& sampler, const GenerateOptions& options,
+                                   std::vector<float>& masked);
 
 // Runs on sequence `seq` of the runner's cache, continuing from its length (a chat appends
 // turns). Afterwards the sequence holds the prompt and every generated token (a stop token is

@@ -294,11 +294,10 @@ void fill_logprobs(std::span<const float> row, int32_t chosen, int32_t n_top, Ev
 void fill_post_sampling(std::span<const Candidate> cands, int32_t chosen, int32_t n, Event& e) {
   for (const Candidate& c : cands)
     if (c.id == chosen) e.prob = c.p;
-  std::vector<Candidate> best(cands.begin(), cands.end());
-  const size_t k = std::min(size_t(n), best.size());
-  std::partial_sort(best.begin(), best.begin() + long(k), best.end(),
-                    [](const Candidate& a, const Candidate& b) { return a.p > b.p || (a.p == b.p && a.id < b.id); });
-  for (size_t i = 0; i < k; ++i) e.post_top.push_back({best[i].id, best[i].p});
+  std::vector<Candidate> best(std::min(size_t(n), cands.size()));
+  std::partial_sort_copy(cands.begin(), cands.end(), best.begin(), best.end(),
+                         [](const Candidate& a, const Candidate& b) { return a.p > b.p || (a.p == b.p && a.id < b.id); });
+  for (const Candidate& c : best) e.post_top.push_back({c.id, c.p});
 }
 
 }  // namespace

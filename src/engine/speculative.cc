@@ -32,7 +32,6 @@ Result<GenerateResult> generate_speculative(Runner& target, kv::SeqId seq, Runne
   GenerateResult result;
   result.prompt_tokens = int64_t(prompt.size());
   for (int32_t t : prompt) sampler.accept(t);
-  auto is_stop = [&](int32_t t) { return std::find(options.stop_tokens.begin(), options.stop_tokens.end(), t) != options.stop_tokens.end(); };
 
   // Both models take all of the prompt but its last token, which each round starts from.
   const auto t0 = clock::now();
@@ -79,20 +78,14 @@ Result<GenerateResult> generate_speculative(Runner& target, kv::SeqId seq, Runne
     int32_t kept = 0;  // guesses kept
     bool done = false;
     for (int32_t i = 0; i <= n_guess; ++i) {
-      std::span<const float> row = rows.subspan(size_t(i) * size_t(n_vocab), size_t(n_vocab));
-      if (options.constraint) {
-        masked.assign(row.begin(), row.end());
-        options.constraint->mask(masked);
-        row = masked;
-      }
-      const int32_t t = sampler.sample(row);
-      if (is_stop(t)) {
+      const std::optional<int32_t> sampled =
+          sample_next(rows.subspan(size_t(i) * size_t(n_vocab), size_t(n_vocab)), sampler, options, masked);
+      if (!sampled) {
         result.reason = StopReason::kEndOfGeneration;
         done = true;
         break;
       }
-      sampler.accept(t);
-      if (options.constraint) options.constraint->accept(t);
+      const int32_t t = *sampled;
       result.tokens.push_back(t);
       last = t;
       if (on_token && !on_token(t)) {

@@ -24,6 +24,7 @@ struct CachedModel {
   std::string repo, path, tag;
   std::filesystem::path local;
   int64_t bytes = 0;
+  std::string reference() const { return tag.empty() ? repo : repo + ":" + tag; }  // as -hf takes it
 };
 std::vector<CachedModel> cached_models(const std::filesystem::path& root);
 
