@@ -117,24 +117,21 @@ void merge_splits(uint t, uint h0, uint ng, uint n_live) {
   }
 }
 
-// Per head g < ng: the workgroup's max (is_max) or sum of red_[g]; every thread gets the
-// results in red_. (A module-scope array rather than an array parameter, which NVIDIA's
-// compiler may place in local memory.)
+// Per head g: the workgroup's max (is_max) or sum of red_[g]; every thread gets the results in
+// red_. (A module-scope array rather than an array parameter, which NVIDIA's compiler may place
+// in local memory; the loop over subgroups outside the one over heads, for the same reason.)
 float red_[kMaxG];
-void reduce_heads(uint ng, bool is_max) {
+void reduce_heads(bool is_max) {
   const uint nsg = gl_NumSubgroups;
   [[unroll]] for (uint g = 0; g < kMaxG; ++g) {
-    if (g >= ng) break;
     const float r = is_max ? subgroupMax(red_[g]) : subgroupAdd(red_[g]);
     if (subgroupElect()) sred[g * nsg + gl_SubgroupID] = r;
   }
   barrier();
-  [[unroll]] for (uint g = 0; g < kMaxG; ++g) {
-    if (g >= ng) break;
-    float r = sred[g * nsg];
-    for (uint i = 1; i < nsg; ++i) r = is_max ? max(r, sred[g * nsg + i]) : r + sred[g * nsg + i];
-    red_[g] = r;
-  }
+  [[unroll]] for (uint g = 0; g < kMaxG; ++g) red_[g] = sred[g * nsg];
+  for (uint i = 1; i < nsg; ++i)
+    [[unroll]] for (uint g = 0; g < kMaxG; ++g)
+      red_[g] = is_max ? max(red_[g], sred[g * nsg + i]) : red_[g] + sred[g * nsg + i];
   barrier();
 }
 
@@ -157,10 +154,10 @@ void main() {
   const bool partial = (p.flags & 2u) != 0u && !(merge && n_live == 1);
 
   const uint dk4 = p.dk / 4;
-  for (uint i = tid; i < ng * dk4; i += kThreads) {
+  for (uint i = tid; i < kMaxG * dk4; i += kThreads) {  // heads past ng: zeros, computed and not written
     const uint g = i / dk4, d = 4 * (i % dk4);
     const uint src = t * p.q_stride + p.q_offset + (h0 + g) * p.q_head_stride + d;
-    sq4[g * (kMaxDim / 4) + d / 4] = p.scale * vec4(q[src], q[src + 1], q[src + 2], q[src + 3]);
+    sq4[g * (kMaxDim / 4) + d / 4] = g < ng ? p.scale * vec4(q[src], q[src + 1], q[src + 2], q[src + 3]) : vec4(0.0);
   }
   barrier();
   if (t == 0) phase_mark(1);
@@ -194,8 +191,7 @@ void main() {
         [[unroll]] for (uint w = 0; w < 4; ++w)
           if (w0 + w < p.dk / 8) kw[w] = kc4[k0 + w0 + w];
         [[unroll]] for (uint g = 0; g < kMaxG; ++g) {
-          if (g >= ng) break;
-          float a = 0.0;
+                float a = 0.0;
           [[unroll]] for (uint w = 0; w < 4; ++w)
             if (w0 + w < p.dk / 8) {
               const vec4 lo = vec4(unpackHalf2x16(kw[w].x), unpackHalf2x16(kw[w].y));
@@ -208,11 +204,10 @@ void main() {
       }
     }
     [[unroll]] for (uint g = 0; g < kMaxG; ++g) red_[g] = s[g];
-    reduce_heads(ng, true);
+    reduce_heads(true);
     if (t == 0 && base == begin) phase_mark(2);
     [[unroll]] for (uint g = 0; g < kMaxG; ++g) {
-      if (g >= ng) break;
-      const float mn = max(m[g], red_[g]);
+        const float mn = max(m[g], red_[g]);
       const float c = exp(m[g] - mn);  // 0 on the first tile
       l[g] *= c;
       acc[g] *= c;
@@ -231,8 +226,7 @@ void main() {
       [[unroll]] for (uint u = 0; u < kVRows; ++u) {
         const vec4 vv = vec4(unpackHalf2x16(vw[u].x), unpackHalf2x16(vw[u].y));
         [[unroll]] for (uint g = 0; g < kMaxG; ++g) {
-          if (g >= ng) break;
-          acc[g] += sp[g * kThreads + j + u * key_lanes] * vv;
+                acc[g] += sp[g * kThreads + j + u * key_lanes] * vv;
         }
       }
     }
@@ -240,8 +234,7 @@ void main() {
       const uvec2 vw = vc2[srow[j] * v_row2 + v_head2 + d4];
       const vec4 vv = vec4(unpackHalf2x16(vw.x), unpackHalf2x16(vw.y));
       [[unroll]] for (uint g = 0; g < kMaxG; ++g) {
-        if (g >= ng) break;
-        acc[g] += sp[g * kThreads + j] * vv;
+            acc[g] += sp[g * kThreads + j] * vv;
       }
     }
     barrier();
@@ -251,19 +244,20 @@ void main() {
 
   // Sum the key lanes' outputs and the threads' probability sums.
   [[unroll]] for (uint g = 0; g < kMaxG; ++g) {
-    if (g >= ng) break;
     sacc[(kl * kMaxG + g) * dv4 + d4] = acc[g];
   }
   [[unroll]] for (uint g = 0; g < kMaxG; ++g) red_[g] = l[g];
-  reduce_heads(ng, false);  // its barriers also order the sacc writes
+  reduce_heads(false);  // its barriers also order the sacc writes
   [[unroll]] for (uint g = 0; g < kMaxG; ++g) l[g] = red_[g];
   if (kl == 0) {
+    [[unroll]] for (uint g = 0; g < kMaxG; ++g) acc[g] = sacc[g * dv4 + d4];
+    for (uint i = 1; i < key_lanes; ++i)
+      [[unroll]] for (uint g = 0; g < kMaxG; ++g) acc[g] += sacc[(i * kMaxG + g) * dv4 + d4];
     [[unroll]] for (uint g = 0; g < kMaxG; ++g) {
-      if (g >= ng) break;
-      vec4 a = sacc[g * dv4 + d4];
-      for (uint i = 1; i < key_lanes; ++i) a += sacc[(i * kMaxG + g) * dv4 + d4];
+      const vec4 a = acc[g];
       const uint h = h0 + g;
-      if (partial) {
+      if (g >= ng) {
+      } else if (partial) {
         const uint rec4 = ((t * p.n_q_heads + h) * p.n_splits + split) * (dv4 + 1);
         if (tid == 0) out4_[rec4] = vec4(begin < end ? m[g] : -1.0 / 0.0, begin < end ? l[g] : 0.0, 0.0, 0.0);
         out4_[rec4 + 1 + d4] = a;
