@@ -190,8 +190,9 @@ void Executor::access(Commands& cmd, std::span<const Range> reads, std::span<con
 }
 
 Status Executor::record(Commands& cmd, Readback readback, TimestampPool* timestamps, int chain_slot,
-                        ProfileMode mode) {
+                        ProfileMode mode, bool short_ctx) {
   ZINC_RETURN_IF_ERROR(cmd.begin());
+  short_context_ = short_ctx;
   pending_reads_.clear();
   pending_writes_.clear();
   n_barriers_ = 0;
@@ -228,7 +229,7 @@ Status Executor::record(Commands& cmd, Readback readback, TimestampPool* timesta
     profile_names_[0].push_back(name);
   };
   for (size_t i = 0; i < ops.size();) {
-    if (skipped_ops_.count(i)) {
+    if (skipped_ops_.count(i) || (short_ctx && attention_o_skips_.count(i))) {
       ++i;
       continue;
     }
@@ -246,12 +247,18 @@ Status Executor::record(Commands& cmd, Readback readback, TimestampPool* timesta
     }
     const auto router_fold = router_folds_.find(i);
     if (s.ok() && router_fold != router_folds_.end()) s = record_router_stream(cmd, router_fold->second);
-    if (s.ok()) s = f ? record_rope_kv(cmd, *f) : record_op(cmd, i);
+    const auto attention_o = short_ctx ? attention_o_.find(i) : attention_o_.end();
+    if (s.ok())
+      s = f ? record_rope_kv(cmd, *f)
+          : attention_o != attention_o_.end() ? record_attention_o(cmd, i, attention_o->second)
+                                              : record_op(cmd, i);
     if (s.ok() && router_fold != router_folds_.end()) s = record_router_input(cmd, router_fold->second);
     if (!s.ok()) return error("%s (%s): %s", ops[i].name.c_str(), graph::op_kind_name(ops[i].params), s.message().c_str());
     name_in_stage(ops[f ? f->rope_q : i].name);
     if (op_times)
-      time_op(!f ? graph::op_kind_name(ops[i].params) : f->q_norm || f->k_norm ? "norm_rope_kv_write" : "rope_kv_write",
+      time_op(f ? (f->q_norm || f->k_norm ? "norm_rope_kv_write" : "rope_kv_write")
+              : attention_o != attention_o_.end() ? "attention_o"
+                                                  : graph::op_kind_name(ops[i].params),
               ops[f ? f->rope_q : i].name);
     i += f ? f->n_ops : 1;
   }
@@ -297,6 +304,34 @@ Status Executor::record_rope_kv(Commands& cmd, const RopeKvFusion& f) {
   }
   return kernels_.kv_write->record_rope(cmd, rope, act(w.k), w.k_heads, act(w.v), w.v_heads, kv_.layer(w.kv_layer),
                                         step_data_, uint32_t(graph_.buffer(w.k).rows));
+}
+
+Status Executor::record_attention_o(Commands& cmd, size_t index, const AttentionOPlan& f) {
+  const auto& a = std::get<graph::Attention>(graph_.ops()[index].params);
+  const auto& m = std::get<graph::Matmul>(graph_.ops()[f.o].params);
+  const graph::BufferId stream = residual_folds_.at(f.o);
+  const WeightBuffer* w = weights_.matrix(m.w);
+  const ops::KvLayerBuffers layer = kv_.layer(a.kv_layer);
+  const uint64_t partial_bytes = 4 * ops::AttentionO::partial_floats(uint32_t(w->rows()), layer.n_kv_heads);
+  const Range rd[4] = {range_of(a.q), a.gate.valid() ? range_of(a.gate) : range_of(a.q), kv_range(a.kv_layer),
+                       range_of(stream)};
+  const Range wr[2] = {range_of(stream), private_range(attention_o_partials_, partial_bytes)};
+  access(cmd, rd, wr);
+  ZINC_ASSIGN_OR_RETURN(const ops::AttentionO* k,
+                        kernels_.attention_o(w->type(), uint32_t(a.q_heads.n_heads) / layer.n_kv_heads, layer.head_dim_k));
+  ops::AttentionOArgs args;
+  args.q = act(a.q);
+  args.q_heads = a.q_heads;
+  const ops::Activations gate = a.gate.valid() ? act(a.gate) : args.q;
+  if (a.gate.valid()) {
+    args.gate = &gate;
+    args.gate_heads = a.gate_heads;
+  }
+  args.y = act(stream);
+  args.scale = a.scale;
+  // Not in the barrier tracking: counters private to this dispatch, left zero.
+  return k->record(cmd, args, *w, layer, step_data_, {private_.get(), attention_o_partials_, partial_bytes},
+                   {head_counters_.get(), 0, VK_WHOLE_SIZE}, f.counter_word);
 }
 
 Status Executor::record_op(Commands& cmd, size_t index) {
@@ -417,8 +452,9 @@ Status Executor::write_step(const graph::Batch& batch, const kv::Cache& cache, i
 Status Executor::run(const graph::Batch& batch, const kv::Cache& cache, Readback readback) {
   ZINC_RETURN_IF_ERROR(write_step(batch, cache));
   ZINC_RETURN_IF_ERROR(zero_new_states(batch));
-  ZINC_ASSIGN_OR_RETURN(Commands * cmd, step_recording(readback == Readback::kLogits ? logits_cmd_ : argmax_cmd_,
-                                                       readback, -1));
+  const int cls = short_context(batch) ? 1 : 0;
+  ZINC_ASSIGN_OR_RETURN(Commands * cmd, step_recording(readback == Readback::kLogits ? logits_cmd_[cls] : argmax_cmd_[cls],
+                                                       readback, -1, cls == 1));
   last_timer_query_ = 0;
   return cmd->submit_and_wait();
 }
@@ -429,14 +465,16 @@ Status Executor::submit_chained(const graph::Batch& batch, const kv::Cache& cach
     return error("chained steps take one token and one output row, got %zu tokens", batch.tokens.size());
   ZINC_RETURN_IF_ERROR(write_step(batch, cache, slot, token_from_host));
   ZINC_RETURN_IF_ERROR(zero_new_states(batch));
-  ZINC_ASSIGN_OR_RETURN(Commands * cmd, step_recording(chain_cmd_[slot], Readback::kArgmax, slot));
+  const int cls = short_context(batch) ? 1 : 0;
+  ZINC_ASSIGN_OR_RETURN(Commands * cmd, step_recording(chain_cmd_[slot][cls], Readback::kArgmax, slot, cls == 1));
+  chain_class_[slot] = cls;
   return cmd->submit();
 }
 
 Status Executor::wait_chained(int slot) {
-  if ((slot != 0 && slot != 1) || !chain_cmd_[slot]) return error("no chained step in slot %d", slot);
+  if ((slot != 0 && slot != 1) || !chain_cmd_[slot][chain_class_[slot]]) return error("no chained step in slot %d", slot);
   last_timer_query_ = 2 + 2 * uint32_t(slot);
-  return chain_cmd_[slot]->wait();
+  return chain_cmd_[slot][chain_class_[slot]]->wait();
 }
 
 int32_t Executor::chained_argmax(int slot) const {
@@ -454,13 +492,14 @@ double Executor::last_step_gpu_ns() const {
   return ns.ok() ? *ns : 0;
 }
 
-Result<Commands*> Executor::step_recording(std::unique_ptr<Commands>& cmd, Readback readback, int chain_slot) {
+Result<Commands*> Executor::step_recording(std::unique_ptr<Commands>& cmd, Readback readback, int chain_slot,
+                                          bool short_ctx) {
   if (!cmd) {
     if (!step_timer_ && kernels_.device().caps().timestamps) {
       ZINC_ASSIGN_OR_RETURN(step_timer_, TimestampPool::create(kernels_.device(), 6));
     }
     ZINC_ASSIGN_OR_RETURN(auto c, Commands::create(kernels_.device()));
-    ZINC_RETURN_IF_ERROR(record(*c, readback, nullptr, chain_slot));
+    ZINC_RETURN_IF_ERROR(record(*c, readback, nullptr, chain_slot, ProfileMode::kOps, short_ctx));
     cmd = std::move(c);
   }
   return cmd.get();
@@ -474,12 +513,14 @@ Result<std::vector<OpTiming>> Executor::profile(const graph::Batch& batch, const
   ZINC_RETURN_IF_ERROR(write_step(batch, cache));
   ZINC_RETURN_IF_ERROR(zero_new_states(batch));
   const int pm = mode == ProfileMode::kOps ? 0 : 1;
-  if (!profile_cmd_[pm]) {
+  const bool short_ctx = short_context(batch);
+  if (!profile_cmd_[pm] || profile_short_[pm] != short_ctx) {
     // A stage holds at least one op: at most ops + 1 timestamps either way.
     ZINC_ASSIGN_OR_RETURN(timestamps_[pm], TimestampPool::create(kernels_.device(), uint32_t(graph_.ops().size() + 2)));
     ZINC_ASSIGN_OR_RETURN(auto c, Commands::create(kernels_.device()));
-    ZINC_RETURN_IF_ERROR(record(*c, Readback::kArgmax, timestamps_[pm].get(), -1, mode));
+    ZINC_RETURN_IF_ERROR(record(*c, Readback::kArgmax, timestamps_[pm].get(), -1, mode, short_ctx));
     profile_cmd_[pm] = std::move(c);
+    profile_short_[pm] = short_ctx;
   }
   ZINC_RETURN_IF_ERROR(profile_cmd_[pm]->submit_and_wait());
   std::vector<OpTiming> out;

@@ -89,8 +89,9 @@ class Executor {
   Status plan();
   // chain_slot >= 0: the chained recording of that staging slot (submit_chained).
   // With timestamps: the profile recording of `mode`.
+  // short_ctx: the recording for short contexts (the AttentionO fusions on).
   Status record(Commands& cmd, Readback readback, TimestampPool* timestamps, int chain_slot = -1,
-                ProfileMode mode = ProfileMode::kOps);
+                ProfileMode mode = ProfileMode::kOps, bool short_ctx = false);
   Status record_op(Commands& cmd, size_t index);
   Status record_matmul(Commands& cmd, size_t index, const graph::Matmul& m);  // executor_matmul.cc
   // MoE and hybrid ops (executor_moe.cc).
@@ -151,6 +152,16 @@ class Executor {
     uint32_t counter_word = 0;  // its per-head counters in head_counters_ (per_head)
   };
   void plan_rope_kv_epilogues();
+  // One-token decode: an Attention whose output only the op right after it reads, a matvec
+  // adding into the residual stream, runs fused with it (ops::AttentionO) in the recordings for
+  // steps whose keys all fit AttentionO::kMaxKeys (short_context); the others record both.
+  struct AttentionOPlan {
+    size_t o = 0;               // the output projection's op index
+    uint32_t counter_word = 0;  // its row blocks' counters in head_counters_
+  };
+  void plan_attention_o();
+  Status record_attention_o(Commands& cmd, size_t index, const AttentionOPlan& f);
+  bool short_context(const graph::Batch& batch) const;
   // A decode MoE router folded into the projection P before it (vulkan/router_fold.h,
   // executor_router_fold.cc): R s is recorded just before P (op `projection`), M a just after it
   // into the router's logits (adding R s); P also writes the new stream times the norm weight
@@ -185,7 +196,7 @@ class Executor {
   // found; without folds (the dense models) the plain kernel, which is faster there.
   Result<const ops::Matvec*> plain_matvec(const WeightBuffer& w);
   // `cmd`, recorded (with the step timer) on first use.
-  Result<Commands*> step_recording(std::unique_ptr<Commands>& cmd, Readback readback, int chain_slot);
+  Result<Commands*> step_recording(std::unique_ptr<Commands>& cmd, Readback readback, int chain_slot, bool short_ctx);
   Status write_step(const graph::Batch& batch, const kv::Cache& cache, int slot = 0, bool write_tokens = true);
   // Zeroes the device recurrent state of the batch's sequences that start at position 0.
   Status zero_new_states(const graph::Batch& batch);
@@ -216,7 +227,10 @@ class Executor {
   std::vector<RopeTable> rope_tables_;
   uint32_t n_splits_ = 1;
   uint64_t step_words_ = 0, ids_slot_bytes_ = 0;  // one slot of step_host_ / ids_, each holding two
-  std::unique_ptr<Commands> logits_cmd_, argmax_cmd_, profile_cmd_[2], chain_cmd_[2];
+  // Recordings by context class ([1]: short_context) and, for the chained ones, by slot first.
+  std::unique_ptr<Commands> logits_cmd_[2], argmax_cmd_[2], profile_cmd_[2], chain_cmd_[2][2];
+  int chain_class_[2] = {0, 0};    // the class each chained slot last submitted
+  bool profile_short_[2] = {false, false};  // the class profile_cmd_[mode] was recorded for
   std::unique_ptr<TimestampPool> timestamps_[2];  // by ProfileMode
   // Two queries around run()'s recordings, then two around each chained slot's.
   std::unique_ptr<TimestampPool> step_timer_;
@@ -256,6 +270,10 @@ class Executor {
   std::set<size_t> folded_rope_kv_;                    // rope_kv_ keys done by those epilogues
   uint64_t head_counter_words_ = 1;                    // what the per-head epilogues need
   std::map<size_t, RouterFoldPlan> router_folds_;      // by the projection's op index
+  std::map<size_t, AttentionOPlan> attention_o_;       // by the attention's op index
+  std::set<size_t> attention_o_skips_;                 // their output projections
+  uint64_t attention_o_partials_ = 0;                  // bytes into private_ of their partial sums
+  bool short_context_ = false;                         // while recording
   std::map<size_t, size_t> folded_gate_ups_;           // gate/up op index -> its router_folds_ key
 };
 

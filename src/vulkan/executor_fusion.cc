@@ -11,6 +11,9 @@
 // - delta-net layers: an SsmConv1d whose input only a matvec writes runs as that matvec's
 //   epilogue (ops::OutputConv), and a GatedRmsNorm whose output only a matvec reads is done by
 //   that matvec while it stages x (ops::GatedInputNorm, where the kernel supports the shape);
+// - one-token steps whose keys fit ops::AttentionO::kMaxKeys: an Attention and the output
+//   projection after it (adding into the stream) are one dispatch (ops::AttentionO), in
+//   recordings of their own (Executor::short_context);
 // and for any batch: QkNorm(q), QkNorm(k) (where present), Rope(q), Rope(k), KvWrite is one
 // dispatch (ops::KvWrite::record_rope).
 #include <variant>
@@ -156,7 +159,48 @@ Status Executor::plan_fusions() {
   plan_delta_net_fusions();
   plan_shared_experts();
   plan_rope_kv_epilogues();
-  return plan_router_folds();
+  ZINC_RETURN_IF_ERROR(plan_router_folds());
+  plan_attention_o();
+  return Status();
+}
+
+void Executor::plan_attention_o() {
+  attention_o_.clear();
+  attention_o_skips_.clear();
+  if (graph_.shape().n_tokens != 1) return;
+  const auto& ops = graph_.ops();
+  uint64_t partial_bytes = 0;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const auto* a = std::get_if<graph::Attention>(&ops[i].params);
+    if (!a) continue;
+    size_t j = i + 1;
+    while (j < ops.size() && skipped_ops_.count(j)) ++j;
+    const auto* m = j < ops.size() ? std::get_if<graph::Matmul>(&ops[j].params) : nullptr;
+    if (!m || m->in != a->out || m->up || m->bias || !on_matvec_path(*m) || !residual_folds_.count(j) ||
+        graph_.buffer(a->out).last_op != int32_t(j) || router_folds_.count(j) || conv_folds_.count(j) ||
+        materialized_norms_.count(j) || rope_kv_epilogues_.count(j) || gated_norms_.count(m->in.index) ||
+        deferred_norms_.count(m->in.index))
+      continue;
+    const WeightBuffer* w = weights_.matrix(m->w);
+    const ops::KvLayerBuffers layer = kv_.layer(a->kv_layer);
+    if (!w || ops::AttentionO::refusal(kernels_.device().caps(), layer, uint32_t(a->q_heads.n_heads), *w) ||
+        uint32_t(a->q_heads.head_dim) != layer.head_dim_k ||
+        (a->gate.valid() && a->gate_heads.head_dim != a->q_heads.head_dim))
+      continue;
+    const uint32_t rows = uint32_t(w->rows());
+    attention_o_[i] = {j, uint32_t(head_counter_words_)};
+    head_counter_words_ += ops::AttentionO::counter_words(rows, layer.n_kv_heads);
+    attention_o_skips_.insert(j);
+    partial_bytes = std::max<uint64_t>(partial_bytes, 4 * ops::AttentionO::partial_floats(rows, layer.n_kv_heads));
+  }
+  if (partial_bytes) attention_o_partials_ = reserve_private(partial_bytes);
+}
+
+bool Executor::short_context(const graph::Batch& batch) const {
+  if (attention_o_.empty()) return false;
+  for (int32_t pos : batch.positions)
+    if (pos < 0 || uint32_t(pos) >= ops::AttentionO::kMaxKeys) return false;
+  return true;
 }
 
 void Executor::plan_rope_kv_epilogues() {

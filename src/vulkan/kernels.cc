@@ -62,6 +62,14 @@ Result<const ops::Matvec*> Kernels::norm_out_matvec(TensorType type) {
   return cached(norm_out_matvec_[type], device_, type, o);
 }
 
+Result<const ops::AttentionO*> Kernels::attention_o(TensorType type, uint32_t group, uint32_t head_dim) {
+  auto& slot = attention_o_[{type, group, head_dim}];
+  if (!slot) {
+    ZINC_ASSIGN_OR_RETURN(slot, ops::AttentionO::create(device_, type, group, head_dim));
+  }
+  return slot.get();
+}
+
 Result<const ops::Gemm*> Kernels::gemm(TensorType type) {
   auto& slot = gemm_[type];
   if (!slot) {

@@ -17,9 +17,20 @@
 
 layout(local_size_x_id = 2) in;  // 256, 512 or 1024
 layout(constant_id = 0) const uint kMode = 0;  // 0: dispatches and barriers, 1: persistent, 2: handoff
-// Persistent only: before the grid barrier, each workgroup reads its first rows of the next
-// phase (into the L2 cache; the words are folded into one register kept across the barrier).
+// kPrefetch 1 (persistent only): before the grid barrier, each workgroup reads its first rows of
+// the next phase (into the L2 cache; the words are folded into one register kept across the
+// barrier). 2 (persistent only): after counting itself at the grid barrier, each workgroup loads
+// the first weight words of its next phase into shared memory (kSharedWords at most) while it
+// waits, and reads those words from there in the phase. 3 (one dispatch per phase): each
+// workgroup issues the loads of its first weight words before it stages x, and stores them into
+// shared memory after.
 layout(constant_id = 1) const uint kPrefetch = 0;
+#ifdef INT8
+const uint kSharedWords = 1536u;  // 24 KB of weights beside 18 KB of x (NVIDIA allows 48 KB)
+#else
+const uint kSharedWords = 1024u;  // 16 KB beside 28 KB of x
+#endif
+shared uvec4 s_w[kSharedWords];
 
 layout(std430, binding = 0) readonly buffer W { uvec4 w[]; };
 layout(std430, binding = 1) coherent buffer Act { float act[]; };
@@ -95,21 +106,63 @@ float dot32(uvec4 u, uint idx) {
 }
 #endif
 
-void run_phase(uint phase, uint group, uint n_groups) {
+// Word j of the weight words workgroup `group` reads in `phase`, its blocks one after another.
+uint block_words(Shape s) { return 2u * gl_NumSubgroups * (s.cols / 32u); }
+uint local_word(Shape s, uint group, uint n_groups, uint j) {
+  const uint bw = block_words(s), k = j / bw;
+  return s.w_off + (group + k * n_groups) * bw + j % bw;
+}
+// How many of those words fit in s_w (0 where the workgroup has no block).
+uint prefetch_words(Shape s, uint group, uint n_groups) {
+  const uint blocks = s.rows / (2u * gl_NumSubgroups);
+  if (group >= blocks) return 0u;
+  const uint mine = (blocks - group + n_groups - 1u) / n_groups;
+  return min(kSharedWords / gl_WorkGroupSize.x * gl_WorkGroupSize.x, mine * block_words(s));
+}
+// Weight word `global`, the workgroup's word `local`: from s_w where it was prefetched.
+uvec4 weight(uint global, uint local, uint pf) { return local < pf ? s_w[local] : w[global]; }
+
+// Loads the workgroup's first prefetch_words() words of `phase` into s_w.
+uint prefetch_shared(uint phase, uint group, uint n_groups) {
   const Shape s = shape(phase);
-  stage_x(s);
+  const uint pf = prefetch_words(s, group, n_groups);
+  for (uint j = gl_LocalInvocationIndex; j < pf; j += gl_WorkGroupSize.x) s_w[j] = w[local_word(s, group, n_groups, j)];
+  return pf;
+}
+
+void run_phase(uint phase, uint group, uint n_groups, uint pf) {
+  const Shape s = shape(phase);
+  if (kPrefetch == 3u) {  // the words requested before x is staged, stored after
+    pf = prefetch_words(s, group, n_groups);
+    const uint per = kSharedWords / gl_WorkGroupSize.x;
+    uvec4 held[kSharedWords / 256u];
+    [[unroll]] for (uint u = 0u; u < kSharedWords / 256u; ++u) {
+      const uint j = gl_LocalInvocationIndex + u * gl_WorkGroupSize.x;
+      if (u < per && j < pf) held[u] = w[local_word(s, group, n_groups, j)];
+    }
+    stage_x(s);
+    [[unroll]] for (uint u = 0u; u < kSharedWords / 256u; ++u) {
+      const uint j = gl_LocalInvocationIndex + u * gl_WorkGroupSize.x;
+      if (u < per && j < pf) s_w[j] = held[u];
+    }
+  } else {
+    stage_x(s);
+  }
   barrier();
   const uint nv = s.cols / 32u, lane = gl_SubgroupInvocationID, sg = gl_SubgroupSize;
+  const uint bw = block_words(s);
   const float scale = 0.2157 * inversesqrt(float(s.cols));  // keeps x's scale: codes' rms is 4.64
-  for (uint block = group; block < s.rows / (2u * gl_NumSubgroups); block += n_groups) {
+  uint k = 0u;
+  for (uint block = group; block < s.rows / (2u * gl_NumSubgroups); block += n_groups, ++k) {
     const uint r0 = block * 2u * gl_NumSubgroups + gl_SubgroupID * 2u;
     const uint b0 = s.w_off + r0 * nv, b1 = b0 + nv;
+    const uint l0 = k * bw + gl_SubgroupID * 2u * nv, l1 = l0 + nv;  // the workgroup's word indices
     float a0 = 0.0, a1 = 0.0;
     for (uint i = lane; i < nv; i += 2u * sg) {
       const bool two = i + sg < nv;
-      const uvec4 u0 = w[b0 + i], v0 = w[b1 + i];
-      const uvec4 u1 = two ? w[b0 + i + sg] : uvec4(0x88888888u) /* zeros after -7.5: unused */;
-      const uvec4 v1 = two ? w[b1 + i + sg] : uvec4(0x88888888u) /* zeros after -7.5: unused */;
+      const uvec4 u0 = weight(b0 + i, l0 + i, pf), v0 = weight(b1 + i, l1 + i, pf);
+      const uvec4 u1 = two ? weight(b0 + i + sg, l0 + i + sg, pf) : uvec4(0x88888888u) /* zeros after -7.5: unused */;
+      const uvec4 v1 = two ? weight(b1 + i + sg, l1 + i + sg, pf) : uvec4(0x88888888u) /* zeros after -7.5: unused */;
       a0 += dot32(u0, i) + (two ? dot32(u1, i + sg) : 0.0);
       a1 += dot32(v0, i) + (two ? dot32(v1, i + sg) : 0.0);
     }
@@ -161,18 +214,20 @@ void arrive() {
 void main() {
   const uint group = gl_WorkGroupID.x, n_groups = gl_NumWorkGroups.x;
   if (kMode == 0u) {
-    run_phase(p.first_phase, group, n_groups);
+    run_phase(p.first_phase, group, n_groups, 0u);
   } else if (kMode == 2u) {
     wait_for(p.wait_target);
-    run_phase(p.first_phase, group, n_groups);
+    run_phase(p.first_phase, group, n_groups, 0u);
     arrive();
   } else {
+    uint pf = 0u;
     for (uint k = 0u; k < p.n_phases; ++k) {
       const uint phase = p.first_phase + k;
-      run_phase(phase, group, n_groups);
+      run_phase(phase, group, n_groups, pf);
       if (k + 1u == p.n_phases) break;
-      const uint t = kPrefetch != 0u ? touch(phase + 1u, group) : 0u;
-      arrive();
+      const uint t = kPrefetch == 1u ? touch(phase + 1u, group) : 0u;
+      arrive();  // its barrier: every invocation is past its reads of s_w
+      pf = kPrefetch == 2u ? prefetch_shared(phase + 1u, group, n_groups) : 0u;
       wait_for((p.epoch * (p.n_phases - 1u) + k + 1u) * n_groups);
       if (t == 0x9e3779b9u) sink = t;
     }

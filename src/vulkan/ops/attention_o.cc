@@ -1,0 +1,89 @@
+#include "vulkan/ops/attention_o.h"
+
+#include <algorithm>
+#include <bit>
+#include <string>
+
+namespace zinc::vulkan::ops {
+namespace {
+
+struct Push {
+  uint32_t q_head_stride, q_offset, n_kv_heads, flags;
+  uint32_t g_head_stride, g_offset;
+  uint32_t rows, cols, rows_per_group, y_offset;
+  float scale;
+  uint32_t pos_offset, seq_offset, pages_offset;
+  uint32_t max_pages, q_word, h_word, m_word;
+  uint32_t counter_word;
+};
+static_assert(sizeof(Push) == 76, "mirrors shaders/attention_o.comp");
+// W_o, W_o again (quant.glsl's second matrix, unused), q, step data, K pool, V pool, gate, y,
+// partials, counters.
+constexpr uint32_t kBindings = 10;
+constexpr uint32_t kThreads = 256, kMaxG = 8, kMaxCols = 2048, kMinSubgroup = 8;
+
+}  // namespace
+
+AttentionO::~AttentionO() = default;
+
+const char* AttentionO::refusal(const DeviceCaps& caps, const KvLayerBuffers& layer, uint32_t n_q_heads,
+                                const WeightBuffer& w_o) {
+  if (!caps.subgroup_arithmetic || !caps.subgroup_shuffle || !caps.int8_dot) return "no subgroup or int8 dot products";
+  if (caps.min_subgroup_size < kMinSubgroup || caps.max_workgroup_invocations < kThreads)
+    return "subgroups under 8 or workgroups under 256";
+  if (!layer.f16) return "an f32 KV pool";
+  const uint32_t d = layer.head_dim_k;
+  if (layer.head_dim_v != d || d < 32 || d > 256 || !std::has_single_bit(d)) return "head dims not one power of two in 32..256";
+  if (layer.n_kv_heads == 0 || n_q_heads % layer.n_kv_heads != 0) return "query heads not a multiple of KV heads";
+  const uint32_t group = n_q_heads / layer.n_kv_heads;
+  if (group > kMaxG || group * d > kMaxCols) return "more than 8 query heads or 2048 columns a KV head";
+  if (!int8_capable(w_o.type()) || w_o.chunks().size() != 1) return "W_o not one chunk of an int8 type";
+  if (uint64_t(w_o.cols()) != uint64_t(n_q_heads) * d) return "W_o's columns are not the heads'";
+  return nullptr;
+}
+
+uint32_t AttentionO::rows_per_group(uint32_t rows, uint32_t n_kv_heads) {
+  // About 256 workgroups: each repeats its head's attention, so few, yet enough to stream W_o.
+  const uint64_t want = (uint64_t(rows) * n_kv_heads + 127) / 128;
+  return std::clamp<uint32_t>(std::bit_ceil(uint32_t(std::max<uint64_t>(want, 1))), 16, 1024);
+}
+
+Result<std::unique_ptr<AttentionO>> AttentionO::create(const Device& device, TensorType type, uint32_t group,
+                                                       uint32_t head_dim) {
+  if (!int8_capable(type)) return error("attention + output projection: %s has no int8 kernel", std::string(type_name(type)).c_str());
+  if (group == 0 || group > kMaxG) return error("attention + output projection: %u query heads a KV head", group);
+  std::unique_ptr<AttentionO> op(new AttentionO());
+  op->type_ = type;
+  op->group_ = group;
+  op->head_dim_ = head_dim;
+  op->caps_ = device.caps();
+  ZINC_ASSIGN_OR_RETURN(op->pipeline_, make_pipeline(device, "attention_o_" + shader_type_suffix(type), kBindings,
+                                                     sizeof(Push), {std::max(device.caps().min_subgroup_size, kMinSubgroup), group, head_dim}));
+  return op;
+}
+
+Status AttentionO::record(Commands& cmd, const AttentionOArgs& a, const WeightBuffer& w_o, const KvLayerBuffers& layer,
+                          const StepData& step, const BufferRange& partials, const BufferRange& counters,
+                          uint32_t counter_word) const {
+  const uint32_t n_q = uint32_t(a.q_heads.n_heads);
+  if (const char* why = refusal(caps_, layer, n_q, w_o))
+    return error("attention + output projection: %s", why);
+  if (w_o.type() != type_ || n_q / layer.n_kv_heads != group_ || layer.head_dim_k != head_dim_)
+    return error("attention + output projection made for %s, %u heads a KV head", std::string(type_name(type_)).c_str(), group_);
+  if (uint32_t(a.q_heads.head_dim) != layer.head_dim_k || (a.gate && a.gate_heads.head_dim != a.q_heads.head_dim))
+    return error("attention + output projection: head dims differ");
+  const uint32_t rows = uint32_t(w_o.rows()), per = rows_per_group(rows, layer.n_kv_heads);
+  const WeightChunk& c = w_o.chunks()[0];
+  const Activations& g = a.gate ? *a.gate : a.q;
+  const Push push{uint32_t(a.q_heads.head_stride), uint32_t(a.q_heads.offset), layer.n_kv_heads, a.gate ? 1u : 0u,
+                  uint32_t(a.gate_heads.head_stride), uint32_t(a.gate_heads.offset),
+                  rows, uint32_t(w_o.cols()), per, 0,
+                  a.scale, step.positions, step.seq_ids, step.pages,
+                  step.max_pages, c.q_word, c.h_word, c.m_word, counter_word};
+  const BufferRange buffers[kBindings] = {whole(*c.buffer), whole(*c.buffer), a.q.range, whole(*step.buffer),
+                                          whole(*layer.k), whole(*layer.v), g.range, a.y.range, partials, counters};
+  cmd.dispatch(*pipeline_, buffers, &push, sizeof push, layer.n_kv_heads * ((rows + per - 1) / per));
+  return Status();
+}
+
+}  // namespace zinc::vulkan::ops
