@@ -58,16 +58,16 @@ struct Push {
 enum class Mode : uint32_t { kBarriers = 0, kPersistent = 1, kHandoff = 2 };
 
 // The probe's pipeline: f16 or int8 phase code, `threads` a workgroup.
-Result<std::unique_ptr<Pipeline>> probe_pipeline(const Device& device, Mode mode, bool prefetch, uint32_t threads,
+Result<std::unique_ptr<Pipeline>> probe_pipeline(const Device& device, Mode mode, uint32_t prefetch, uint32_t threads,
                                                  bool int8) {
   const PipelineDesc desc{int8 ? "persistent_probe_int8" : "persistent_probe", 3, sizeof(Push),
-                          {uint32_t(mode), prefetch ? 1u : 0u, threads}, 0, true};
+                          {uint32_t(mode), prefetch, threads}, 0, true};
   return Pipeline::create(device, desc);
 }
 
 // groups: for the persistent dispatch 0, 1, 2 (see below); for the others a cap on each
 // product's workgroups (0: one workgroup per block of rows).
-void BM_Chain(benchmark::State& state, Mode mode, bool prefetch, uint32_t groups, uint32_t threads, bool int8) {
+void BM_Chain(benchmark::State& state, Mode mode, uint32_t prefetch, uint32_t groups, uint32_t threads, bool int8) {
   Context& c = *context();
   if (!c.device) return state.SkipWithError("no Vulkan device");
   const uint32_t block_rows = 2 * threads / c.device->caps().subgroup_size;
@@ -133,7 +133,7 @@ void BM_Product(benchmark::State& state, uint32_t kind, uint32_t groups, uint32_
   Context& c = *context();
   if (!c.device) return state.SkipWithError("no Vulkan device");
   const uint32_t block_rows = 2 * threads / c.device->caps().subgroup_size;
-  auto pipe = probe_pipeline(*c.device, Mode::kBarriers, false, threads, int8);
+  auto pipe = probe_pipeline(*c.device, Mode::kBarriers, 0, threads, int8);
   if (!pipe.ok()) return state.SkipWithError(pipe.status().message().c_str());
   const BufferRange bufs[3] = {{c.weights.get()}, {c.act.get()}, {c.sync.get()}};
   const uint32_t blocks = kRows[kind] / block_rows, n_groups = groups ? std::min(groups, blocks) : blocks;
@@ -150,24 +150,28 @@ int register_all() {
   // staged matvec; about twice as fast).
   for (bool int8 : {false, true}) {
     const std::string code = int8 ? "int8/" : "f16/";
-    auto add = [&](const std::string& name, Mode mode, bool prefetch, uint32_t groups, const std::string& grid,
+    auto add = [&](const std::string& name, Mode mode, uint32_t prefetch, uint32_t groups, const std::string& grid,
                    uint32_t threads) {
       gpu_timed(benchmark::RegisterBenchmark(
           ("chain/" + code + name + "/t" + std::to_string(threads) + "_groups_" + grid).c_str(), BM_Chain, mode,
           prefetch, groups, threads, int8));
     };
     for (uint32_t t : {256u, 512u}) {
-      for (uint32_t g : {0u, 264u, 528u}) add("barriers", Mode::kBarriers, false, g, std::to_string(g), t);
-      for (uint32_t g : {0u, 264u}) add("handoff", Mode::kHandoff, false, g, std::to_string(g), t);
+      for (uint32_t g : {0u, 264u, 528u}) add("barriers", Mode::kBarriers, 0, g, std::to_string(g), t);
+      for (uint32_t g : {0u, 264u}) add("handoff", Mode::kHandoff, 0, g, std::to_string(g), t);
+      // The first weight words requested before x is staged, kept in shared memory.
+      for (uint32_t g : {0u, 264u}) add("barriers_early", Mode::kBarriers, 3, g, std::to_string(g), t);
     }
     // One workgroup a multiprocessor, one more, and two each: how many stay resident.
     const char* kGrids[] = {"cu", "cu+1", "2cu"};
     for (uint32_t t : {256u, 512u, 1024u})
       for (uint32_t g : {0u, 1u, 2u}) {
         if (int8 && g) continue;
-        add("persistent", Mode::kPersistent, false, g, kGrids[g], t);
+        add("persistent", Mode::kPersistent, 0, g, kGrids[g], t);
       }
-    if (!int8) add("persistent_prefetch", Mode::kPersistent, true, 0, "cu", 256);
+    if (!int8) add("persistent_prefetch", Mode::kPersistent, 1, 0, "cu", 256);
+    // The next phase's first weight words loaded into shared memory during the grid barrier.
+    for (uint32_t t : {256u, 512u, 1024u}) add("persistent_shared", Mode::kPersistent, 2, 0, "cu", t);
   }
   const char* kKinds[] = {"qkv_6144x4096", "o_4096x4096", "gate_up_28672x4096", "down_4096x14336"};
   for (uint32_t kind = 0; kind < 4; ++kind)
