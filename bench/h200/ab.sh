@@ -7,6 +7,7 @@
 # them, so that an A/B shows whether the binaries agree as well as their speed. With PROFILE=1,
 # each binary's `zinc bench --profile` of one decode step per model goes to
 # $OUT/profile_MODEL_NAME.txt (per op with a barrier after each, then the stages as they run).
+# With STATS=1, each binary's pipelines that use local memory (docs/DECODE_LOG.md, session 29).
 set -uo pipefail
 source "$(dirname "$0")/device_env.sh"
 names=${1:-M} models=${2:-llama3-8b} rounds=${3:-2} extra=${4:-}
@@ -31,6 +32,15 @@ if [ "${TOKENS:-0}" = 1 ]; then
     for n in $names; do
       printf '%s %s tokens: ' "$m" "$n"
       .dev/zinc_$n run -m "$dir/$m.gguf" -p 'The quick brown fox' -n 64 --temp 0 --backend vulkan 2>/dev/null | md5sum | cut -c1-12
+    done
+  done
+fi
+if [ "${STATS:-0}" = 1 ]; then  # pipelines with local memory (its size is printed as 2^36 + bytes)
+  for m in $models; do
+    for n in $names; do
+      echo "$m $n: pipelines with local memory"
+      ZINC_PIPELINE_STATS=1 .dev/zinc_$n run -m "$dir/$m.gguf" -p hi -n 2 --backend vulkan 2>&1 |
+        grep '^pipeline' | grep -v 'Local Memory Size=68719476736 ' | sed 's/Stack Size=0 //'
     done
   done
 fi
