@@ -192,7 +192,6 @@ void Executor::access(Commands& cmd, std::span<const Range> reads, std::span<con
 Status Executor::record(Commands& cmd, Readback readback, TimestampPool* timestamps, int chain_slot,
                         ProfileMode mode, bool short_ctx) {
   ZINC_RETURN_IF_ERROR(cmd.begin());
-  short_context_ = short_ctx;
   pending_reads_.clear();
   pending_writes_.clear();
   n_barriers_ = 0;

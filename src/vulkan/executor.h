@@ -273,7 +273,6 @@ class Executor {
   std::map<size_t, AttentionOPlan> attention_o_;       // by the attention's op index
   std::set<size_t> attention_o_skips_;                 // their output projections
   uint64_t attention_o_partials_ = 0;                  // bytes into private_ of their partial sums
-  bool short_context_ = false;                         // while recording
   std::map<size_t, size_t> folded_gate_ups_;           // gate/up op index -> its router_folds_ key
 };
 
