@@ -65,11 +65,10 @@ void check(const Case& c) {
   const float scale = 1.f / std::sqrt(float(c.dim));
   ops::AttentionOArgs a;
   a.q = {{qbuf.get()}, q_floats};
-  a.q_heads = c.gate ? graph::HeadLayout{int32_t(c.n_q), int32_t(c.dim), int32_t(2 * c.dim), 0}
-                     : graph::HeadLayout::packed(c.n_q, c.dim);
+  a.q_heads = query_heads(c.n_q, c.dim, c.gate);
   if (c.gate) {
     a.gate = &a.q;
-    a.gate_heads = graph::HeadLayout{int32_t(c.n_q), int32_t(c.dim), int32_t(2 * c.dim), int32_t(c.dim)};
+    a.gate_heads = gate_heads(c.n_q, c.dim, c.dim);
   }
   a.y = {{ybuf.get()}, c.rows};
   a.scale = scale;

@@ -94,11 +94,10 @@ void check_prefill(const Case& c, const ops::Attention& att, Kernel kernel) {
   const float scale = 1.f / std::sqrt(float(c.dk));
   ops::AttentionArgs a;
   a.q = {{qbuf.get()}, q_stride};
-  a.q_heads = c.gate ? graph::HeadLayout{int32_t(c.n_q), int32_t(c.dk), int32_t(2 * c.dk), 0}
-                     : graph::HeadLayout::packed(c.n_q, c.dk);
+  a.q_heads = query_heads(c.n_q, c.dk, c.gate);
   if (c.gate) {
     a.gate = &a.q;
-    a.gate_heads = graph::HeadLayout{int32_t(c.n_q), int32_t(c.dv), int32_t(2 * c.dk), int32_t(c.dk)};
+    a.gate_heads = gate_heads(c.n_q, c.dk, c.dv);
   }
   a.out = {{obuf.get()}, out_stride};
   a.scale = scale;

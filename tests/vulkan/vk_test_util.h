@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/quant.h"
+#include "graph/ops.h"
 #include "vulkan/commands.h"
 #include "vulkan/weights.h"
 
@@ -108,6 +109,15 @@ inline uint32_t phase_workgroups(const Buffer& clock) {
   uint32_t n = 0;
   while (n < max && phase_reading(clock, n, 0, 0) != 0) ++n;
   return n;
+}
+
+// Query heads of dk in a row, each followed by its gate (dv wide) when gated, as Qwen3.5's q
+// projection lays them out; gate_heads() is where those gates sit.
+inline graph::HeadLayout query_heads(uint32_t n_q, uint32_t dk, bool gated) {
+  return gated ? graph::HeadLayout{int32_t(n_q), int32_t(dk), int32_t(2 * dk), 0} : graph::HeadLayout::packed(n_q, dk);
+}
+inline graph::HeadLayout gate_heads(uint32_t n_q, uint32_t dk, uint32_t dv) {
+  return {int32_t(n_q), int32_t(dv), int32_t(2 * dk), int32_t(dk)};
 }
 
 // Records with fn into the shared command buffer, submits and waits.
