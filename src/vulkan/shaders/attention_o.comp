@@ -176,7 +176,7 @@ void main() {
       sacc[(g * blocks + kl / span) * dv4 + d4] = acc[g];
     }
   }
-  barrier();  // sacc written; sq (the queries) read by everyone
+  barrier();  // sacc written; sq4 (the queries) read by everyone
   if (kl == 0) {
     for (uint b = 1; b < blocks; ++b)
       [[unroll]] for (uint g = 0; g < kMaxG; ++g) acc[g] += sacc[(g * blocks + b) * dv4 + d4];
@@ -191,7 +191,7 @@ void main() {
   }
   barrier();
 
-  // The attention's output (G * D columns, contiguous in sq) quantized per 32-group, eight
+  // The attention's output (G * D columns, contiguous in sq4) quantized per 32-group, eight
   // invocations a group.
   const uint ng = G * D / 32;
   for (uint v = lt; v < ng * 8; v += kThreads) {
