@@ -58,6 +58,7 @@ shared uvec4 s_xq[2 * kMaxCols / 32];
 shared vec4 s_xf[kMaxCols / 32];
 shared ivec2 s_xs[kMaxCols / 32];
 shared bool s_last;
+#include "int8_x.glsl"
 
 vec4 sigmoid(vec4 x) { return 1.0 / (1.0 + exp(-x)); }
 
@@ -196,27 +197,7 @@ void main() {
   const uint ng = G * D / 32;
   for (uint v = lt; v < ng * 8; v += kThreads) {
     const uint g = v >> 3, j = v & 7u;
-    const vec4 xv = sq4[8 * g + j];
-    const vec4 a = abs(xv);
-    float amax = max(max(a.x, a.y), max(a.z, a.w));
-    amax = max(amax, subgroupShuffleXor(amax, 1u));
-    amax = max(amax, subgroupShuffleXor(amax, 2u));
-    amax = max(amax, subgroupShuffleXor(amax, 4u));
-    const uint qc = packSnorm4x8(xv * (amax > 0.0 ? 1.0 / amax : 0.0));
-    float fs = (xv.x + xv.y) + (xv.z + xv.w);
-    int cs = sdot4(0x01010101u, qc);
-    fs += subgroupShuffleXor(fs, 1u);
-    cs += subgroupShuffleXor(cs, 1u);
-    fs += subgroupShuffleXor(fs, 2u);
-    cs += subgroupShuffleXor(cs, 2u);
-    s_xq[2 * g + (j >> 2)][j & 3u] = qc;
-    if (j == 0u) {
-      s_xf[g] = vec4(amax / 127.0, fs, 0.0, 0.0);
-      s_xs[g].x = cs;
-    } else if (j == 4u) {
-      s_xf[g].z = fs;
-      s_xs[g].y = cs;
-    }
+    stage_x_quad(g, j, sq4[8 * g + j]);
   }
   barrier();
 
@@ -242,24 +223,7 @@ void main() {
       const uvec4 xa = s_xq[2 * j], xb = s_xq[2 * j + 1];
       const vec4 xf = s_xf[j];
       const ivec2 xs = s_xs[j];
-      [[unroll]] for (uint u = 0; u < kOSteps; ++u) {
-        int s0 = 0, s1 = 0;
-        [[unroll]] for (uint i = 0; i < 4; ++i) {
-          s0 += sdot4(gr[u].c[0][i], xa[i]);
-          s1 += sdot4(gr[u].c[1][i], xb[i]);
-        }
-#ifdef CODE_CENTER
-        s0 -= CODE_CENTER * xs.x;
-        s1 -= CODE_CENTER * xs.y;
-#endif
-        float r = xf.x * (gr[u].ab.x * float(s0) + gr[u].ab.y * float(s1));
-#if defined(CODE_CENTER)
-        r += (gr[u].ab.z + CODE_CENTER * gr[u].ab.x) * xf.y + (gr[u].ab.w + CODE_CENTER * gr[u].ab.y) * xf.z;
-#elif defined(HAS_OFFSET)
-        r += gr[u].ab.z * xf.y + gr[u].ab.w * xf.z;
-#endif
-        acc_r[u] += r;
-      }
+      [[unroll]] for (uint u = 0; u < kOSteps; ++u) acc_r[u] += x_dot(gr[u], xa, xb, xf, xs);
     }
     for (uint off = 1; off < LG; off <<= 1)
       [[unroll]] for (uint u = 0; u < kOSteps; ++u) acc_r[u] += subgroupShuffleXor(acc_r[u], off);

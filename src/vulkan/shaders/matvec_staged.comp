@@ -73,11 +73,12 @@ layout(push_constant) uniform Push {
 #include "phase_clock.glsl"
 
 shared uvec4 s_xq[kMaxGroups * 2];  // int8 codes of x, 32 per group
-shared vec4 s_xf[kMaxGroups];       // scale, float sums of the halves, 0
+shared vec4 s_xf[kMaxGroups];       // scale, float sums of the halves, (w) below
 shared ivec2 s_xs[kMaxGroups];      // code sums of the halves
 // s_xf[g].w: with the gated normalisation, sum(x^2) of group g until the groups are scaled.
 shared float s_ss[kGroupSize / kMinSubgroupSize];
 shared vec2 s_part[kGroupSize / kMinSubgroupSize];
+#include "int8_x.glsl"
 
 // Quantizes group g of token t into shared memory; adds sum(x^2) to ss when normalising.
 void stage_group(uint t, uint g, bool norm, bool gated, inout float ss) {
@@ -120,47 +121,8 @@ void stage_cooperative(uint t, bool norm, inout float ss) {
       ss += dot(xv, xv);
       xv *= norm_w4[8 * g + j];
     }
-    const vec4 a = abs(xv);
-    float amax = max(max(a.x, a.y), max(a.z, a.w));
-    amax = max(amax, subgroupShuffleXor(amax, 1u));
-    amax = max(amax, subgroupShuffleXor(amax, 2u));
-    amax = max(amax, subgroupShuffleXor(amax, 4u));
-    const uint q = packSnorm4x8(xv * (amax > 0.0 ? 1.0 / amax : 0.0));
-    float fs = (xv.x + xv.y) + (xv.z + xv.w);
-    int cs = sdot4(0x01010101u, q);
-    fs += subgroupShuffleXor(fs, 1u);
-    cs += subgroupShuffleXor(cs, 1u);
-    fs += subgroupShuffleXor(fs, 2u);
-    cs += subgroupShuffleXor(cs, 2u);
-    s_xq[2 * g + (j >> 2)][j & 3u] = q;
-    if (j == 0u) {  // the first half's sums; the scale
-      s_xf[g].xyw = vec3(amax / 127.0, fs, 0.0);
-      s_xs[g].x = cs;
-    } else if (j == 4u) {  // the second half's
-      s_xf[g].z = fs;
-      s_xs[g].y = cs;
-    }
+    stage_x_quad(g, j, xv);
   }
-}
-
-// One group of one row against one group of x: codes xa, xb, (scale, float sums), code sums.
-float x_dot(Group gr, uvec4 xa, uvec4 xb, vec4 xf, ivec2 xs) {
-  int s0 = 0, s1 = 0;
-  [[unroll]] for (uint j = 0; j < 4; ++j) {
-    s0 += sdot4(gr.c[0][j], xa[j]);
-    s1 += sdot4(gr.c[1][j], xb[j]);
-  }
-#ifdef CODE_CENTER
-  s0 -= CODE_CENTER * xs.x;
-  s1 -= CODE_CENTER * xs.y;
-#endif
-  float r = xf.x * (gr.ab.x * float(s0) + gr.ab.y * float(s1));
-#if defined(CODE_CENTER)
-  r += (gr.ab.z + CODE_CENTER * gr.ab.x) * xf.y + (gr.ab.w + CODE_CENTER * gr.ab.y) * xf.z;
-#elif defined(HAS_OFFSET)
-  r += gr.ab.z * xf.y + gr.ab.w * xf.z;
-#endif
-  return r;
 }
 
 // One group of one row against the staged x.
