@@ -45,7 +45,7 @@ void Commands::dispatch(const Pipeline& pipeline, VkDescriptorSet set, const voi
 void Commands::dispatch(const Pipeline& pipeline, std::span<const BufferRange> buffers, const void* push,
                         uint32_t push_bytes, uint32_t gx, uint32_t gy, uint32_t gz) {
   const Api& api = device_.api();
-  constexpr size_t kMaxBuffers = 16;
+  constexpr size_t kMaxBuffers = 32;  // the least maxPushDescriptors a device may have
   VkDescriptorBufferInfo infos[kMaxBuffers];
   VkWriteDescriptorSet writes[kMaxBuffers];
   ZINC_CHECK(buffers.size() <= kMaxBuffers);

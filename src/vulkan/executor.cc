@@ -195,6 +195,7 @@ Status Executor::record(Commands& cmd, Readback readback, TimestampPool* timesta
   pending_reads_.clear();
   pending_writes_.clear();
   n_barriers_ = 0;
+  recording_short_ = short_ctx;
   const uint32_t slot = chain_slot > 0 ? 1 : 0, timer_query = chain_slot >= 0 ? 2 + 2 * slot : 0;
   if (chain_slot >= 0) cmd.barrier();  // the chained step before may still run: wait for its writes
   cmd.copy(*step_host_, slot * step_words_ * 4, *step_, 0, step_->size_bytes());
@@ -311,13 +312,35 @@ Status Executor::record_attention_o(Commands& cmd, size_t index, const Attention
   const graph::BufferId stream = residual_folds_.at(f.o);
   const WeightBuffer* w = weights_.matrix(m.w);
   const ops::KvLayerBuffers layer = kv_.layer(a.kv_layer);
-  const uint64_t partial_bytes = 4 * ops::AttentionO::partial_floats(uint32_t(w->rows()), layer.n_kv_heads);
-  const Range rd[4] = {range_of(a.q), a.gate.valid() ? range_of(a.gate) : range_of(a.q), kv_range(a.kv_layer),
-                       range_of(stream)};
-  const Range wr[2] = {range_of(stream), private_range(attention_o_partials_, partial_bytes)};
+  const RouterFoldPlan* fold = f.router ? &router_folds_.at(f.o) : nullptr;
+  const uint32_t m_rows = fold ? uint32_t(fold->weights->input->rows()) : 0;
+  const uint32_t qgs = ops::AttentionO::q_groups(uint32_t(a.q_heads.n_heads), layer.n_kv_heads);
+  const uint64_t partial_bytes = 4 * ops::AttentionO::partial_floats(uint32_t(w->rows()), qgs, m_rows);
+  std::vector<Range> rd = {range_of(a.q), a.gate.valid() ? range_of(a.gate) : range_of(a.q), kv_range(a.kv_layer),
+                           range_of(stream)};
+  std::vector<Range> wr = {range_of(stream), private_range(attention_o_partials_, partial_bytes)};
+  ops::AttentionORouter router;
+  if (fold) {  // R s first (beside the stage before), then M a and the norm's inputs in the fused dispatch
+    ZINC_RETURN_IF_ERROR(record_router_stream(cmd, *fold));
+    const graph::Buffer& logits = graph_.buffer(fold->logits);
+    rd.push_back(private_range(fold->stream_logits, logits.size_bytes()));
+    wr.push_back(range_of(fold->logits));
+    if (fold->ranked) wr.push_back(range_of(fold->ids));
+    for (const Range& r : norm_out_ranges(*fold)) wr.push_back(r);
+    router = {fold->weights->input.get(),
+              private_act(fold->stream_logits, logits.size_bytes(), uint32_t(logits.cols)).range,
+              act(fold->logits).range,
+              fold->ranked ? act(fold->ids).range : BufferRange{},
+              fold->ranked ? fold->k : 0,
+              weights_.vector(fold->norm_weight),
+              weighted_stream(*fold).range,
+              norm_partials(*fold),
+              partial_words(*fold)};
+  }
   access(cmd, rd, wr);
   ZINC_ASSIGN_OR_RETURN(const ops::AttentionO* k,
-                        kernels_.attention_o(w->type(), uint32_t(a.q_heads.n_heads) / layer.n_kv_heads, layer.head_dim_k));
+                        kernels_.attention_o(w->type(), uint32_t(a.q_heads.n_heads) / layer.n_kv_heads, layer.head_dim_k,
+                                             fold != nullptr));
   ops::AttentionOArgs args;
   args.q = act(a.q);
   args.q_heads = a.q_heads;
@@ -330,7 +353,7 @@ Status Executor::record_attention_o(Commands& cmd, size_t index, const Attention
   args.scale = a.scale;
   // Not in the barrier tracking: counters private to this dispatch, left zero.
   return k->record(cmd, args, *w, layer, step_data_, {private_.get(), attention_o_partials_, partial_bytes},
-                   {head_counters_.get(), 0, VK_WHOLE_SIZE}, f.counter_word);
+                   {head_counters_.get(), 0, VK_WHOLE_SIZE}, f.counter_word, fold ? &router : nullptr);
 }
 
 Status Executor::record_op(Commands& cmd, size_t index) {

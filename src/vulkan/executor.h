@@ -158,6 +158,7 @@ class Executor {
   struct AttentionOPlan {
     size_t o = 0;               // the output projection's op index
     uint32_t counter_word = 0;  // its row blocks' counters in head_counters_
+    bool router = false;        // o carries a folded router (router_folds_[o]), done in the same dispatch
   };
   void plan_attention_o();
   Status record_attention_o(Commands& cmd, size_t index, const AttentionOPlan& f);
@@ -175,6 +176,9 @@ class Executor {
     const graph::Weight* norm_weight = nullptr;
     float eps = 0.f;
     uint32_t n_partials = 0;  // NormOut's partial sums a token
+    // Where the projection is fused with the attention (AttentionOPlan::router): the partial
+    // sums it writes in short-context recordings (at least n_partials; 0: not fused).
+    uint32_t fused_partials = 0;
     // Bytes into private_: R s, the weighted stream, the partial sums.
     uint64_t stream_logits = 0, weighted = 0, partials = 0;
     bool write_normed = false;
@@ -186,6 +190,7 @@ class Executor {
   };
   ops::Activations weighted_stream(const RouterFoldPlan& f) const;
   BufferRange norm_partials(const RouterFoldPlan& f) const;
+  uint32_t partial_words(const RouterFoldPlan& f) const;  // the partial sums the recording in progress writes
   std::vector<std::pair<uint64_t, uint64_t>> norm_out_ranges(const RouterFoldPlan& f) const;
   Status plan_router_folds();
   Status record_router_stream(Commands& cmd, const RouterFoldPlan& f);  // R s
@@ -242,6 +247,7 @@ class Executor {
   std::string stage_ops_;
   std::vector<std::pair<uint64_t, uint64_t>> pending_reads_, pending_writes_;
   uint32_t n_barriers_ = 0;
+  bool recording_short_ = false;  // record() is recording a short-context step (short_context)
   std::map<int32_t, DeferredNorm> deferred_norms_;    // by the index of the norm's output buffer
   std::map<size_t, DeferredNorm> materialized_norms_;  // by the op index of the matvec doing it
   std::map<size_t, size_t> routed_gate_ups_;           // decode MoE gate/up op -> the MoeRoute it does

@@ -12,8 +12,8 @@
 //   epilogue (ops::OutputConv), and a GatedRmsNorm whose output only a matvec reads is done by
 //   that matvec while it stages x (ops::GatedInputNorm, where the kernel supports the shape);
 // - one-token steps whose keys fit ops::AttentionO::kMaxKeys: an Attention and the output
-//   projection after it (adding into the stream) are one dispatch (ops::AttentionO), in
-//   recordings of their own (Executor::short_context);
+//   projection after it (adding into the stream, with its folded router where it has one) are
+//   one dispatch (ops::AttentionO), in recordings of their own (Executor::short_context);
 // and for any batch: QkNorm(q), QkNorm(k) (where present), Rope(q), Rope(k), KvWrite is one
 // dispatch (ops::KvWrite::record_rope).
 #include <variant>
@@ -177,7 +177,7 @@ void Executor::plan_attention_o() {
     while (j < ops.size() && skipped_ops_.count(j)) ++j;
     const auto* m = j < ops.size() ? std::get_if<graph::Matmul>(&ops[j].params) : nullptr;
     if (!m || m->in != a->out || m->up || m->bias || !on_matvec_path(*m) || !residual_folds_.count(j) ||
-        graph_.buffer(a->out).last_op != int32_t(j) || router_folds_.count(j) || conv_folds_.count(j) ||
+        graph_.buffer(a->out).last_op != int32_t(j) || conv_folds_.count(j) ||
         materialized_norms_.count(j) || rope_kv_epilogues_.count(j) || gated_norms_.count(m->in.index) ||
         deferred_norms_.count(m->in.index))
       continue;
@@ -188,10 +188,20 @@ void Executor::plan_attention_o() {
         (a->gate.valid() && a->gate_heads.head_dim != a->q_heads.head_dim))
       continue;
     const uint32_t rows = uint32_t(w->rows());
-    attention_o_[i] = {j, uint32_t(head_counter_words_)};
-    head_counter_words_ += ops::AttentionO::counter_words(rows, layer.n_kv_heads);
+    const uint32_t qgs = ops::AttentionO::q_groups(uint32_t(a->q_heads.n_heads), layer.n_kv_heads);
+    const auto fold = router_folds_.find(j);
+    RouterFoldPlan* rf = fold == router_folds_.end() ? nullptr : &fold->second;
+    const uint32_t fused_partials = std::max(rf ? rf->n_partials : 0, ops::AttentionO::row_blocks(rows, qgs));
+    if (rf && ops::AttentionO::router_refusal(kernels_.device().caps(), *w, qgs, *rf->weights->input,
+                                              rf->ranked ? rf->k : 0, fused_partials))
+      continue;
+    if (rf && fused_partials > rf->n_partials) rf->partials = reserve_private(uint64_t(fused_partials) * 4);  // one token
+    if (rf) rf->fused_partials = fused_partials;
+    const uint32_t m_rows = rf ? uint32_t(rf->weights->input->rows()) : 0;
+    attention_o_[i] = {j, uint32_t(head_counter_words_), rf != nullptr};
+    head_counter_words_ += ops::AttentionO::counter_words(rows, qgs, m_rows);
     attention_o_skips_.insert(j);
-    partial_bytes = std::max<uint64_t>(partial_bytes, 4 * ops::AttentionO::partial_floats(rows, layer.n_kv_heads));
+    partial_bytes = std::max<uint64_t>(partial_bytes, 4 * ops::AttentionO::partial_floats(rows, qgs, m_rows));
   }
   if (partial_bytes) attention_o_partials_ = reserve_private(partial_bytes);
 }

@@ -86,7 +86,7 @@ Status Executor::record_moe_op(Commands& cmd, size_t index) {
         if (fold) {
           routing.ranked = fold->ranked;
           const ops::Activations normed = act(fold->normed);
-          const ops::MoeInputNorm norm{norm_partials(*fold), fold->n_partials, fold->eps,
+          const ops::MoeInputNorm norm{norm_partials(*fold), partial_words(*fold), fold->eps,
                                        fold->write_normed ? &normed : nullptr};
           return kern->record_swiglu(cmd, *w, *up, n_expert, weighted_stream(*fold), act(m->ids).range,
                                      act(m->out), n_tokens, k, &routing, &norm);

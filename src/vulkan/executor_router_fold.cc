@@ -125,13 +125,17 @@ ops::Activations Executor::weighted_stream(const RouterFoldPlan& f) const {
   return private_act(f.weighted, s.size_bytes(), uint32_t(s.cols));
 }
 
+uint32_t Executor::partial_words(const RouterFoldPlan& f) const {
+  return recording_short_ && f.fused_partials ? f.fused_partials : f.n_partials;
+}
+
 BufferRange Executor::norm_partials(const RouterFoldPlan& f) const {
-  return private_act(f.partials, uint64_t(graph_.buffer(f.stream).rows) * f.n_partials * 4, 0).range;
+  return private_act(f.partials, uint64_t(graph_.buffer(f.stream).rows) * partial_words(f) * 4, 0).range;
 }
 
 std::vector<Range> Executor::norm_out_ranges(const RouterFoldPlan& f) const {
   const graph::Buffer& s = graph_.buffer(f.stream);
-  return {private_range(f.weighted, s.size_bytes()), private_range(f.partials, uint64_t(s.rows) * f.n_partials * 4)};
+  return {private_range(f.weighted, s.size_bytes()), private_range(f.partials, uint64_t(s.rows) * partial_words(f) * 4)};
 }
 
 Status Executor::record_router_stream(Commands& cmd, const RouterFoldPlan& f) {

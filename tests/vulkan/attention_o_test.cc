@@ -4,11 +4,15 @@
 // int8 rounding of the attention's output per 32 columns bounded as in matvec_test.cc. Cases: one
 // key, contexts crossing pages up to kMaxKeys, head dims 32..256, 1 to 8 query heads a KV head
 // (not only powers of two), gated heads at a stride, rows not a multiple of a workgroup's block,
-// several weight types. The row blocks' counters must be left at zero.
+// several weight types. The row blocks' counters must be left at zero. The router variant
+// (a MoE router folded into W_o) also against double precision: logits = R s + M a with M in
+// Q8_0, the ranking of the k largest, and the next norm's inputs (y times its weight, each row
+// block's sum of y^2, zeros past the blocks).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -25,7 +29,26 @@ struct Case {
   uint32_t n_q, n_kv, dim, pos, rows;
   TensorType type;
   bool gate;  // each query head followed by its gate, as in Qwen3.5
+  uint32_t experts = 0, topk = 0;  // the router variant, with topk experts ranked
 };
+
+// |got - want| within the int8 bound of matvec_test.cc (x = att quantized per 32 columns) for
+// want = base + w . att over a row of cols weights.
+bool within_int8_bound(double got, double base, const float* w, const std::vector<double>& att, double& want) {
+  double mag = std::fabs(base), qerr = 0;
+  want = base;
+  for (size_t g = 0; g < att.size() / 32; ++g) {
+    double amax = 0, wsum = 0;
+    for (size_t k = 32 * g; k < 32 * g + 32; ++k) {
+      want += double(w[k]) * att[k];
+      mag += std::fabs(double(w[k]) * att[k]);
+      amax = std::max(amax, std::fabs(att[k]));
+      wsum += std::fabs(w[k]);
+    }
+    qerr += amax / 254.0 * wsum;
+  }
+  return std::fabs(got - want) <= 1e-4 * mag + 1e-5 + 1.1 * qerr;
+}
 
 std::unique_ptr<Buffer> bytes_buffer(const void* data, size_t n_bytes) {
   auto b = host_buffer({}, (n_bytes + 3) / 4);
@@ -74,14 +97,31 @@ void check(const Case& c) {
   a.scale = scale;
   const ops::KvLayerBuffers layer{kbuf.get(), vbuf.get(), c.n_kv, c.dim, c.dim, true};
   ASSERT_EQ(ops::AttentionO::refusal(dev().caps(), layer, c.n_q, *wbuf), nullptr);
-  auto op = ops::AttentionO::create(dev(), c.type, group, c.dim);
+  const bool routed = c.experts > 0;
+  const uint32_t qgs = ops::AttentionO::q_groups(c.n_q, c.n_kv);
+  auto op = ops::AttentionO::create(dev(), c.type, group, c.dim, routed);
   ASSERT_TRUE(op.ok()) << op.status().message();
-  const uint32_t counter_word = 3, n_counters = ops::AttentionO::counter_words(c.rows, c.n_kv);
-  auto partials = host_buffer({}, ops::AttentionO::partial_floats(c.rows, c.n_kv));
+  const uint32_t counter_word = 3, n_counters = ops::AttentionO::counter_words(c.rows, qgs, c.experts);
+  auto partials = host_buffer({}, ops::AttentionO::partial_floats(c.rows, qgs, c.experts));
   auto counters = host_buffer({}, counter_word + n_counters);
   const ops::StepData sd{sbuf.get(), 0, 1, 2, n_pages};
+  // The router's inputs and outputs; the norm partials start non-zero to see the zeros written.
+  const uint32_t blocks = ops::AttentionO::row_blocks(c.rows, qgs), n_partials = blocks + 3;
+  const Matrix m = random_matrix(TensorType::Q8_0, std::max(c.experts, 1u), int64_t(c.n_q) * c.dim, 37);
+  auto mbuf = upload(m);
+  ASSERT_TRUE(mbuf);
+  const std::vector<float> sl = random_floats(std::max(c.experts, 1u), 41), nw = random_floats(c.rows, 43);
+  auto slbuf = host_buffer(sl), nwbuf = host_buffer(nw), lbuf = host_buffer({}, sl.size()),
+       ibuf = host_buffer({}, std::max(c.topk, 1u)), wsbuf = host_buffer({}, c.rows),
+       npbuf = host_buffer(std::vector<float>(n_partials, 1.f));
+  const ops::AttentionORouter router{mbuf.get(), {slbuf.get()}, {lbuf.get()}, {ibuf.get()}, c.topk,
+                                     {nwbuf.get()}, {wsbuf.get()}, {npbuf.get()}, n_partials};
+  if (routed) {
+    ASSERT_EQ(ops::AttentionO::router_refusal(dev().caps(), *wbuf, qgs, *mbuf, c.topk, n_partials), nullptr);
+  }
   run([&](Commands& cmd) {
-    const Status s = (*op)->record(cmd, a, *wbuf, layer, sd, {partials.get()}, {counters.get()}, counter_word);
+    const Status s = (*op)->record(cmd, a, *wbuf, layer, sd, {partials.get()}, {counters.get()}, counter_word,
+                                   routed ? &router : nullptr);
     ASSERT_TRUE(s.ok()) << s.message();
   });
   const std::vector<float> got = read_floats(*ybuf, c.rows);
@@ -114,21 +154,37 @@ void check(const Case& c) {
   // y0 + W_o att; the tolerance as matvec_test.cc's int8 bound, plus the attention's float error.
   int bad = 0;
   for (uint32_t r = 0; r < c.rows; ++r) {
-    double acc = y0[r], mag = std::fabs(y0[r]), qerr = 0;
-    for (uint32_t g = 0; g < cols / 32; ++g) {
-      double amax = 0, wsum = 0;
-      for (uint32_t k = 32 * g; k < 32 * g + 32; ++k) {
-        const double wv = w.values[size_t(r) * cols + k];
-        acc += wv * att[k];
-        mag += std::fabs(wv * att[k]);
-        amax = std::max(amax, std::fabs(att[k]));
-        wsum += std::fabs(wv);
-      }
-      qerr += amax / 254.0 * wsum;
-    }
-    const double tol = 1e-4 * mag + 1e-5 + 1.1 * qerr;
-    if (!(std::fabs(got[r] - acc) <= tol) && ++bad <= 5)
-      ADD_FAILURE() << "row " << r << ": got " << got[r] << " want " << acc << " tol " << tol;
+    double want = 0;
+    if (!within_int8_bound(got[r], y0[r], w.values.data() + size_t(r) * cols, att, want) && ++bad <= 5)
+      ADD_FAILURE() << "row " << r << ": got " << got[r] << " want " << want;
+  }
+  EXPECT_EQ(bad, 0);
+  if (!routed) return;
+
+  const std::vector<float> lg = read_floats(*lbuf, c.experts), ws = read_floats(*wsbuf, c.rows);
+  const std::vector<float> np = read_floats(*npbuf, n_partials);
+  for (uint32_t e = 0; e < c.experts; ++e) {
+    double want = 0;
+    if (!within_int8_bound(lg[e], sl[e], m.values.data() + size_t(e) * cols, att, want) && ++bad <= 5)
+      ADD_FAILURE() << "logit " << e << ": got " << lg[e] << " want " << want;
+  }
+  const uint32_t per = ops::AttentionO::rows_per_group(c.rows, qgs);
+  for (uint32_t b = 0; b < n_partials; ++b) {
+    double ss = 0;
+    for (uint32_t r = b * per; r < std::min(c.rows, (b + 1) * per) && b < blocks; ++r) ss += double(got[r]) * got[r];
+    EXPECT_NEAR(np[b], ss, 1e-5 * ss + 1e-6) << "norm partial " << b << " of " << blocks;
+  }
+  for (uint32_t r = 0; r < c.rows; ++r)
+    EXPECT_NEAR(ws[r], double(got[r]) * nw[r], 1e-6 * std::fabs(got[r] * nw[r]) + 1e-7) << "weighted row " << r;
+  // The ranking of the logits it wrote: largest first, ties to the lower index.
+  std::vector<uint32_t> order(c.experts);
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return lg[x] > lg[y]; });
+  const std::vector<float> idf = read_floats(*ibuf, c.topk);
+  for (uint32_t r = 0; r < c.topk; ++r) {
+    int32_t id;
+    std::memcpy(&id, &idf[r], 4);
+    EXPECT_EQ(uint32_t(id), order[r]) << "rank " << r;
   }
   EXPECT_EQ(bad, 0);
 }
@@ -142,6 +198,12 @@ TEST(VulkanAttentionO, MatchesAttentionThenProjection) {
       {"4/4 heads dim 32, 256 keys, Q4_0", 4, 4, 32, 255, 97, TensorType::Q4_0, false},
       {"6/2 heads dim 128 gated, depth 40, Q5_K", 6, 2, 128, 40, 130, TensorType::Q5_K, true},
       {"6/2 heads dim 64, depth 17, Q5_0", 6, 2, 64, 17, 50, TensorType::Q5_0, false},
+      {"router: 8/4 heads dim 64, depth 30, Q4_K, 64 experts, 8 ranked", 8, 4, 64, 30, 300, TensorType::Q4_K, false, 64, 8},
+      {"router: 16/2 heads dim 128 gated, depth 200, Q6_K, 40 experts", 16, 2, 128, 200, 96, TensorType::Q6_K, true, 40, 0},
+      {"router: 4/4 heads dim 32, one key, Q8_0, 3 experts, 3 ranked", 4, 4, 32, 0, 64, TensorType::Q8_0, false, 3, 3},
+      {"router: 8/2 heads dim 64, depth 70, Q4_K, 60 experts, 4 ranked", 8, 2, 64, 70, 200, TensorType::Q4_K, false, 60, 4},
+      {"router: 32/4 heads dim 128, depth 127, Q4_K, 64 experts, 8 ranked", 32, 4, 128, 127, 256, TensorType::Q4_K, false, 64, 8},
+      {"8/1 heads dim 64, depth 20, Q8_0", 8, 1, 64, 20, 100, TensorType::Q8_0, false},
   };
   const DeviceCaps& caps = dev().caps();
   if (!caps.subgroup_arithmetic || !caps.subgroup_shuffle || !caps.int8_dot || caps.min_subgroup_size < 8)
@@ -174,6 +236,20 @@ TEST(VulkanAttentionO, RefusesWhatTheKernelCannotTake) {
   ASSERT_TRUE(fbuf);
   EXPECT_NE(ops::AttentionO::refusal(caps, ok, 8, *fbuf), nullptr) << "an F16 W_o";
   EXPECT_FALSE(ops::AttentionO::create(dev(), TensorType::Q4_K, 9, 128).ok()) << "9 heads a KV head";
+
+  // The router variant's M, ranking and norm partials.
+  const uint32_t blocks = ops::AttentionO::row_blocks(64, 2);
+  auto m = upload(random_matrix(TensorType::Q8_0, 16, 8 * 128, 5));
+  auto m4 = upload(random_matrix(TensorType::Q4_K, 16, 8 * 128, 5));
+  auto narrow = upload(random_matrix(TensorType::Q8_0, 16, 4 * 128, 5));
+  auto many = upload(random_matrix(TensorType::Q8_0, 300, 8 * 128, 5));
+  ASSERT_TRUE(m && m4 && narrow && many);
+  EXPECT_EQ(ops::AttentionO::router_refusal(caps, *wbuf, 2, *m, 4, blocks), nullptr);
+  EXPECT_NE(ops::AttentionO::router_refusal(caps, *wbuf, 2, *m4, 4, blocks), nullptr) << "M in Q4_K";
+  EXPECT_NE(ops::AttentionO::router_refusal(caps, *wbuf, 2, *narrow, 4, blocks), nullptr) << "M narrower than W_o";
+  EXPECT_NE(ops::AttentionO::router_refusal(caps, *wbuf, 2, *many, 0, blocks), nullptr) << "300 experts";
+  EXPECT_NE(ops::AttentionO::router_refusal(caps, *wbuf, 2, *m, 17, blocks), nullptr) << "17 of 16 ranked";
+  EXPECT_NE(ops::AttentionO::router_refusal(caps, *wbuf, 2, *m, 4, blocks - 1), nullptr) << "too few norm partials";
 }
 
 }  // namespace

@@ -15,11 +15,15 @@ struct Push {
   uint32_t pos_offset, seq_offset, pages_offset;
   uint32_t max_pages, q_word, h_word, m_word;
   uint32_t counter_word;
+  uint32_t m_rows, m_q_word, m_m_word, topk;
+  uint32_t n_partials, m_per;
+  uint32_t q_groups;
 };
-static_assert(sizeof(Push) == 76, "mirrors shaders/attention_o.comp");
+static_assert(sizeof(Push) == 104, "mirrors shaders/attention_o.comp");
 // W_o, W_o again (quant.glsl's second matrix, unused), q, step data, K pool, V pool, gate, y,
-// partials, counters.
-constexpr uint32_t kBindings = 10;
+// partials, counters; the router variant: M, R s, logits, ids, norm weight, weighted y, norm
+// partials.
+constexpr uint32_t kBindings = 10, kRouterBindings = 17;
 constexpr uint32_t kThreads = 256, kMaxG = 8, kMaxCols = 2048, kMinSubgroup = 8;
 
 }  // namespace
@@ -42,31 +46,45 @@ const char* AttentionO::refusal(const DeviceCaps& caps, const KvLayerBuffers& la
   return nullptr;
 }
 
-uint32_t AttentionO::rows_per_group(uint32_t rows, uint32_t n_kv_heads) {
+const char* AttentionO::router_refusal(const DeviceCaps& caps, const WeightBuffer& w_o, uint32_t q_groups,
+                                      const WeightBuffer& m, uint32_t k, uint32_t n_partials) {
+  if (m.type() != TensorType::Q8_0 || m.chunks().size() != 1) return "M not one chunk of Q8_0";
+  if (m.cols() != w_o.cols()) return "M's columns are not W_o's";
+  if (m.rows() == 0 || m.rows() > kMaxRouterRows) return "no experts, or more than 256";
+  if (k > m.rows() || (k > 0 && m.rows() > kRankedPerLane * caps.subgroup_size)) return "more experts to rank than a subgroup holds";
+  if (n_partials < row_blocks(uint32_t(w_o.rows()), q_groups)) return "fewer norm partials than row blocks";
+  return nullptr;
+}
+
+uint32_t AttentionO::rows_per_group(uint32_t rows, uint32_t q_groups) {
   // About 128 workgroups: each repeats its head's attention, so few, yet enough to stream W_o.
   // On the H100 (8B, before session 29's local-memory fix) 128 gave tg128 279.3 against 267.3
   // with 256 (bench/h200/attention_o_256wg.patch).
-  const uint64_t want = (uint64_t(rows) * n_kv_heads + 127) / 128;
+  const uint64_t want = (uint64_t(rows) * q_groups + 127) / 128;
   return std::clamp<uint32_t>(std::bit_ceil(uint32_t(std::max<uint64_t>(want, 1))), 16, 1024);
 }
 
 Result<std::unique_ptr<AttentionO>> AttentionO::create(const Device& device, TensorType type, uint32_t group,
-                                                       uint32_t head_dim) {
+                                                       uint32_t head_dim, bool router) {
   if (!int8_capable(type)) return error("attention + output projection: %s has no int8 kernel", std::string(type_name(type)).c_str());
   if (group == 0 || group > kMaxG) return error("attention + output projection: %u query heads a KV head", group);
   std::unique_ptr<AttentionO> op(new AttentionO());
   op->type_ = type;
   op->group_ = group;
   op->head_dim_ = head_dim;
+  op->router_ = router;
   op->caps_ = device.caps();
-  ZINC_ASSIGN_OR_RETURN(op->pipeline_, make_pipeline(device, "attention_o_" + shader_type_suffix(type), kBindings,
-                                                     sizeof(Push), {std::max(device.caps().min_subgroup_size, kMinSubgroup), group, head_dim}));
+  ZINC_ASSIGN_OR_RETURN(op->pipeline_, make_pipeline(device, std::string(router ? "attention_o_router_" : "attention_o_") +
+                                                                 shader_type_suffix(type),
+                                                     router ? kRouterBindings : kBindings, sizeof(Push),
+                                                     {std::max(device.caps().min_subgroup_size, kMinSubgroup),
+                                                      workgroup_heads(group), head_dim}));
   return op;
 }
 
 Status AttentionO::record(Commands& cmd, const AttentionOArgs& a, const WeightBuffer& w_o, const KvLayerBuffers& layer,
                           const StepData& step, const BufferRange& partials, const BufferRange& counters,
-                          uint32_t counter_word) const {
+                          uint32_t counter_word, const AttentionORouter* router) const {
   const uint32_t n_q = uint32_t(a.q_heads.n_heads);
   if (const char* why = refusal(caps_, layer, n_q, w_o))
     return error("attention + output projection: %s", why);
@@ -74,17 +92,42 @@ Status AttentionO::record(Commands& cmd, const AttentionOArgs& a, const WeightBu
     return error("attention + output projection made for %s, %u heads a KV head", std::string(type_name(type_)).c_str(), group_);
   if (uint32_t(a.q_heads.head_dim) != layer.head_dim_k || (a.gate && a.gate_heads.head_dim != a.q_heads.head_dim))
     return error("attention + output projection: head dims differ");
-  const uint32_t rows = uint32_t(w_o.rows()), per = rows_per_group(rows, layer.n_kv_heads);
+  if ((router != nullptr) != router_) return error("attention + output projection: router arguments %s", router_ ? "missing" : "given");
+  if (router) {
+    if (const char* why = router_refusal(caps_, w_o, q_groups(n_q, layer.n_kv_heads), *router->m, router->k, router->n_partials))
+      return error("attention + output projection with a router: %s", why);
+  }
+  const uint32_t qgs = q_groups(n_q, layer.n_kv_heads);
+  const uint32_t rows = uint32_t(w_o.rows()), per = rows_per_group(rows, qgs);
   const WeightChunk& c = w_o.chunks()[0];
   const Activations& g = a.gate ? *a.gate : a.q;
   const Push push{uint32_t(a.q_heads.head_stride), uint32_t(a.q_heads.offset), layer.n_kv_heads, a.gate ? 1u : 0u,
                   uint32_t(a.gate_heads.head_stride), uint32_t(a.gate_heads.offset),
                   rows, uint32_t(w_o.cols()), per, 0,
                   a.scale, step.positions, step.seq_ids, step.pages,
-                  step.max_pages, c.q_word, c.h_word, c.m_word, counter_word};
-  const BufferRange buffers[kBindings] = {whole(*c.buffer), whole(*c.buffer), a.q.range, whole(*step.buffer),
-                                          whole(*layer.k), whole(*layer.v), g.range, a.y.range, partials, counters};
-  cmd.dispatch(*pipeline_, buffers, &push, sizeof push, layer.n_kv_heads * ((rows + per - 1) / per));
+                  step.max_pages, c.q_word, c.h_word, c.m_word, counter_word,
+                  0, 0, 0, 0, 0, 0, qgs};
+  const uint32_t blocks = row_blocks(rows, qgs);
+  if (!router) {
+    const BufferRange buffers[kBindings] = {whole(*c.buffer), whole(*c.buffer), a.q.range, whole(*step.buffer),
+                                            whole(*layer.k), whole(*layer.v), g.range, a.y.range, partials, counters};
+    cmd.dispatch(*pipeline_, buffers, &push, sizeof push, qgs * blocks);
+    return Status();
+  }
+  const WeightChunk& mc = router->m->chunks()[0];
+  Push rp = push;
+  rp.m_rows = uint32_t(router->m->rows());
+  rp.m_q_word = mc.q_word;
+  rp.m_m_word = mc.m_word;
+  rp.topk = router->k;
+  rp.n_partials = router->n_partials;
+  rp.m_per = router_rows_per_group(rows, qgs);
+  const BufferRange buffers[kRouterBindings] = {
+      whole(*c.buffer), whole(*c.buffer), a.q.range, whole(*step.buffer), whole(*layer.k), whole(*layer.v), g.range,
+      a.y.range, partials, counters, whole(*mc.buffer), router->stream_logits, router->logits,
+      router->k > 0 ? router->ids : router->logits, router->norm_weight, router->weighted, router->partials};
+  cmd.dispatch(*pipeline_, buffers, &rp, sizeof rp,
+               qgs * (blocks + router_blocks(rows, qgs, rp.m_rows)));
   return Status();
 }
 

@@ -2,18 +2,26 @@
 // One decode token's attention over at most kMaxKeys keys of the paged f16 KV pool, fused with
 // the output projection that follows it and its residual add (ops::AttentionO):
 //   y[r] += sum_h (W_o[r, cols of KV head h's query heads] . attn_h)
-// Workgroup (h, b) computes the attention of KV head h's kMaxG query heads (all keys, scores
-// kept in shared memory, no online softmax), quantizes the result to int8 per 32 columns as the
-// staged matvec does, and multiplies it with its columns of W_o for rows [b * R, (b + 1) * R):
-// partial sums per KV head, written to `part`. The last of the row block's workgroups to finish
-// (counted in `counters`, left zero) adds the partials in KV-head order to y, so the result
-// does not depend on which workgroup finishes last. Every workgroup of a KV head repeats its
-// attention: cheap for short contexts only, hence kMaxKeys.
+// Workgroup (g, b) computes the attention of query-head group g (kMaxG query heads of one KV
+// head; q_groups groups, a KV head's heads in one or more) over all keys (scores kept in shared
+// memory, no online softmax), quantizes the result to int8 per 32 columns as the staged matvec
+// does, and multiplies it with its columns of W_o for rows [b * R, (b + 1) * R): partial sums
+// per group, written to `part`. The last of the row block's workgroups to finish (counted in
+// `counters`, left zero) adds the partials in group order to y, so the result does not depend on
+// which workgroup finishes last. Every workgroup of a group repeats its attention: cheap for
+// short contexts only, hence kMaxKeys.
 // Needs subgroups of at least 8 invocations, dk == dv == kDim a power of two in 32..256,
-// kMaxG <= 8 query heads a KV head with kMaxG * kDim <= 2048, W_o in one chunk; types as the
+// kMaxG <= 8 query heads a workgroup with kMaxG * kDim <= 2048, W_o in one chunk; types as the
 // staged matvec (int8 products). Every loop over heads or row steps is unrolled with no runtime
 // loop inside it: on NVIDIA an array indexed in a loop that is not unrolled goes to local
 // memory, which cost this kernel 7 % of a Llama-3-8B decode step (H100).
+// With ROUTER, a MoE router folded into W_o (src/vulkan/router_fold.h) comes along: row blocks
+// n_blocks.. of m_per rows multiply M (Q8_0, m_rows x cols) by the attention in the same way; each
+// such block's last workgroup writes its rows of logits = stream_logits + M a, and the last of
+// those, with topk > 0, the indices of the topk largest (largest first, ties to the lower index).
+// Each W_o row block's last workgroup also writes the next norm's inputs (as
+// matvec_norm_out.glsl): y * norm_w, and its rows' sum of y^2 at norm_partials[block] (block 0
+// zeroes the words n_blocks..n_partials-1).
 #extension GL_EXT_control_flow_attributes : enable
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -47,7 +55,24 @@ layout(push_constant) uniform Push {
   uint pos_offset, seq_offset, pages_offset;
   uint max_pages, q_word, h_word, m_word;  // the step data; W_o's planes
   uint counter_word;                        // the row blocks' counters from here
+  uint m_rows, m_q_word, m_m_word, topk;    // ROUTER: M's rows and planes, experts ranked
+  uint n_partials, m_per;                   // ROUTER: norm partial words to write, M's rows a block
+  uint q_groups;                            // workgroups of kMaxG query heads a row block
 } p;
+
+#ifdef ROUTER
+layout(std430, binding = 10) readonly buffer MQ4 { uvec4 mq4[]; };
+layout(std430, binding = 10) readonly buffer MQ1 { uint mq1[]; };
+layout(std430, binding = 11) readonly buffer StreamLogits { float stream_logits[]; };
+layout(std430, binding = 12) coherent buffer Logits { float logits[]; };  // read back for the ranking
+layout(std430, binding = 13) writeonly buffer Ids { int ids[]; };
+layout(std430, binding = 14) readonly buffer NormW { float norm_w[]; };
+layout(std430, binding = 15) writeonly buffer Weighted { float weighted[]; };
+layout(std430, binding = 16) writeonly buffer NormPartials { float norm_partials[]; };
+const uint kTopkPerLane = 8;
+void store_rank(uint i, uint id) { ids[i] = int(id); }
+#include "topk_rank.glsl"
+#endif
 
 shared vec4 sq4[kMaxG * kDim / 4];  // the query heads times the scale; then the attention's output
 shared float sp[kMaxG * kMaxKeys];  // scores, then probabilities
@@ -79,11 +104,100 @@ void reduce_heads(bool is_max) {
       red_[g] = is_max ? max(red_[g], s_max[g * gl_NumSubgroups + i]) : red_[g] + s_sum[g * gl_NumSubgroups + i];
 }
 
+#ifdef ROUTER
+shared float s_red[kThreads / kMinSubgroupSize];
+shared bool s_last_router;
+
+// A router block: M's rows [m0, m_end) over query-head group qg's ng column groups (LG lanes a
+// row, as W_o's below).
+void router_rows(uint qg, uint ng, uint LG, uint m0, uint m_end) {
+  const uint S = gl_SubgroupSize, lane = gl_SubgroupInvocationID;
+  const uint rs = S / LG, row_step = gl_NumSubgroups * rs, groups = p.cols / 32, gbase = qg * ng;
+  for (uint base = m0 + gl_SubgroupID * rs; base < m_end; base += kOSteps * row_step) {
+    const uint r0 = base + lane / LG;
+    float acc_r[kOSteps];
+    [[unroll]] for (uint u = 0; u < kOSteps; ++u) acc_r[u] = 0.0;
+    for (uint j = lane % LG; j < ng; j += LG) {
+      uvec4 ca[kOSteps], cb[kOSteps];
+      uint sw[kOSteps];
+      [[unroll]] for (uint u = 0; u < kOSteps; ++u) {  // Q8_0 as quant.glsl reads it
+        const uint gi = min(r0 + u * row_step, m_end - 1) * groups + gbase + j;
+        ca[u] = mq4[p.m_q_word / 4 + 2 * gi];
+        cb[u] = mq4[p.m_q_word / 4 + 2 * gi + 1];
+        sw[u] = mq1[p.m_m_word + (gi >> 1)] >> (16u * (gi & 1u));
+      }
+      const uvec4 xa = s_xq[2 * j], xb = s_xq[2 * j + 1];
+      const float xd = s_xf[j].x;
+      [[unroll]] for (uint u = 0; u < kOSteps; ++u) {
+        int s = 0;
+        [[unroll]] for (uint i = 0; i < 4; ++i) s += sdot4(ca[u][i], xa[i]) + sdot4(cb[u][i], xb[i]);
+        acc_r[u] += unpackHalf2x16(sw[u]).x * xd * float(s);
+      }
+    }
+    for (uint off = 1; off < LG; off <<= 1)
+      [[unroll]] for (uint u = 0; u < kOSteps; ++u) acc_r[u] += subgroupShuffleXor(acc_r[u], off);
+    [[unroll]] for (uint u = 0; u < kOSteps; ++u) {
+      const uint r = r0 + u * row_step;
+      if (lane % LG == 0u && r < m_end) part[p.q_groups * p.rows + qg * p.m_rows + r] = acc_r[u];
+    }
+  }
+}
+
+// A router block's last workgroup: its logits (R s + M a, query-head groups in order); the last router
+// block to finish (counted at router_word, left zero) ranks them all.
+void finish_router(uint m0, uint m_end, uint router_word, uint m_blocks) {
+  const uint tid = gl_LocalInvocationID.x;
+  for (uint e = m0 + tid; e < m_end; e += kThreads) {
+    float v = stream_logits[e];
+    for (uint h = 0; h < p.q_groups; ++h) v += part[p.q_groups * p.rows + h * p.m_rows + e];
+    logits[e] = v;
+  }
+  if (p.topk == 0u) return;
+  memoryBarrierBuffer();
+  barrier();
+  if (tid == 0) s_last_router = atomicAdd(counters[router_word], 1u) == m_blocks - 1u;
+  barrier();
+  if (!s_last_router) return;
+  memoryBarrierBuffer();
+  if (gl_SubgroupID == 0) {
+    const uint lane = gl_SubgroupInvocationID, step = gl_SubgroupSize;
+    float v[kTopkPerLane];
+    [[unroll]] for (uint u = 0; u < kTopkPerLane; ++u) v[u] = lane + u * step < p.m_rows ? logits[lane + u * step] : -1.0 / 0.0;
+    rank_top(v, p.m_rows, p.topk, 0u);
+  }
+  if (tid == 0) counters[router_word] = 0u;
+}
+
+// A W_o row block's share of the next norm's inputs: its rows' sum of squares (ss, this
+// invocation's part) at norm_partials[block].
+void finish_norm_partial(uint block, uint n_blocks, float ss) {
+  const float s = subgroupAdd(ss);
+  if (subgroupElect()) s_red[gl_SubgroupID] = s;
+  barrier();
+  if (gl_LocalInvocationID.x == 0) {
+    float total = 0.0;
+    for (uint i = 0; i < gl_NumSubgroups; ++i) total += s_red[i];
+    norm_partials[block] = total;
+  }
+  if (block == 0u)
+    for (uint i = n_blocks + gl_LocalInvocationID.x; i < p.n_partials; i += kThreads) norm_partials[i] = 0.0;
+}
+#endif
+
 void main() {
   const uint tid = gl_LocalInvocationID.x, S = gl_SubgroupSize, lane = gl_SubgroupInvocationID;
   const uint lt = gl_SubgroupID * S + lane;  // invocation index with each subgroup's lanes contiguous
-  const uint kvh = gl_WorkGroupID.x % p.n_kv_heads, block = gl_WorkGroupID.x / p.n_kv_heads;
-  const uint D = kDim, G = kMaxG, h0 = kvh * G;
+  const uint qg = gl_WorkGroupID.x % p.q_groups, block = gl_WorkGroupID.x / p.q_groups;
+  const uint kvh = qg / (p.q_groups / p.n_kv_heads);
+  const uint n_blocks = (p.rows + p.rows_per_group - 1) / p.rows_per_group;
+#ifdef ROUTER
+  const bool router = block >= n_blocks;
+  const uint m_blocks = (p.m_rows + p.m_per - 1) / p.m_per;
+  const uint m0 = (block - n_blocks) * p.m_per, m_end = min(m0 + p.m_per, p.m_rows);
+#else
+  const bool router = false;
+#endif
+  const uint D = kDim, G = kMaxG, h0 = qg * G;
   const int pos = step[p.pos_offset], seq = step[p.seq_offset];
   const uint n_keys = min(uint(pos) + 1, kMaxKeys);
 
@@ -201,15 +315,18 @@ void main() {
   }
   barrier();
 
-  // This workgroup's rows of W_o over KV head kvh's columns: LG lanes a row (a power of two),
+  // This workgroup's rows of W_o over its query-head group's columns: LG lanes a row (a power of two),
   // S / LG rows of a subgroup at once, kOSteps such row steps loaded before any is used.
   uint LG = 1;
   while (LG * 2 <= min(ng, S)) LG *= 2;
   const uint rs = S / LG, row_step = gl_NumSubgroups * rs;
   const uint row0 = block * p.rows_per_group, row_end = min(row0 + p.rows_per_group, p.rows);
-  const uint groups = p.cols / 32, blocks_per_row = groups / BLOCK_GROUPS, gbase = kvh * ng;
+  const uint groups = p.cols / 32, blocks_per_row = groups / BLOCK_GROUPS, gbase = qg * ng;
   const uvec4 planes = uvec4(p.q_word, p.h_word, p.m_word, 0u);
-  for (uint base = row0 + gl_SubgroupID * rs; base < row_end; base += kOSteps * row_step) {
+#ifdef ROUTER
+  if (router) router_rows(qg, ng, LG, m0, m_end);
+#endif
+  for (uint base = row0 + gl_SubgroupID * rs; !router && base < row_end; base += kOSteps * row_step) {
     const uint r0 = base + lane / LG;
     float acc_r[kOSteps];
     [[unroll]] for (uint u = 0; u < kOSteps; ++u) acc_r[u] = 0.0;
@@ -229,21 +346,36 @@ void main() {
       [[unroll]] for (uint u = 0; u < kOSteps; ++u) acc_r[u] += subgroupShuffleXor(acc_r[u], off);
     [[unroll]] for (uint u = 0; u < kOSteps; ++u) {
       const uint r = r0 + u * row_step;
-      if (lane % LG == 0u && r < row_end) part[kvh * p.rows + r] = acc_r[u];
+      if (lane % LG == 0u && r < row_end) part[qg * p.rows + r] = acc_r[u];
     }
   }
 
   // Counted; the row block's last workgroup adds the KV heads' partials into y in order.
   memoryBarrierBuffer();
   barrier();
-  if (tid == 0) s_last = atomicAdd(counters[p.counter_word + block], 1u) == p.n_kv_heads - 1u;
+  if (tid == 0) s_last = atomicAdd(counters[p.counter_word + block], 1u) == p.q_groups - 1u;
   barrier();
   if (!s_last) return;
   memoryBarrierBuffer();
+#ifdef ROUTER
+  if (router) {
+    if (tid == 0) counters[p.counter_word + block] = 0u;
+    finish_router(m0, m_end, p.counter_word + n_blocks + m_blocks, m_blocks);
+    return;
+  }
+  float ss = 0.0;
+#endif
   for (uint r = row0 + tid; r < row_end; r += kThreads) {
     float v = y[p.y_offset + r];
-    for (uint h = 0; h < p.n_kv_heads; ++h) v += part[h * p.rows + r];
+    for (uint h = 0; h < p.q_groups; ++h) v += part[h * p.rows + r];
     y[p.y_offset + r] = v;
+#ifdef ROUTER
+    weighted[p.y_offset + r] = v * norm_w[r];
+    ss += v * v;
+#endif
   }
+#ifdef ROUTER
+  finish_norm_partial(block, n_blocks, ss);
+#endif
   if (tid == 0) counters[p.counter_word + block] = 0u;
 }

@@ -9,6 +9,8 @@ layout(std430, binding = 11) writeonly buffer TopkIds { int topk_ids[]; };  // a
 
 const uint kTopkFlag = 2048u, kTopkPerLane = 8;
 shared bool s_topk_last;
+void store_rank(uint i, uint id) { topk_ids[i] = int(id); }
+#include "topk_rank.glsl"
 
 void topk_epilogue(uint t) {
   memoryBarrierBuffer();
@@ -22,20 +24,7 @@ void topk_epilogue(uint t) {
     const uint lane = gl_SubgroupInvocationID, step = gl_SubgroupSize, base = t * p.y_stride + p.y_offset;
     float v[kTopkPerLane];
     [[unroll]] for (uint u = 0; u < kTopkPerLane; ++u) v[u] = lane + u * step < p.rows ? y[base + lane + u * step] : -1.0 / 0.0;
-    for (uint r = 0; r < p.n_pairs; ++r) {
-      float best = -1.0 / 0.0;
-      uint bi = 0xFFFFFFFFu;
-      [[unroll]] for (uint u = 0; u < kTopkPerLane; ++u)
-        if (v[u] > best || (bi == 0xFFFFFFFFu && lane + u * step < p.rows && v[u] == best)) {
-          best = v[u];
-          bi = lane + u * step;
-        }
-      const float mb = subgroupMax(best);
-      const uint wi = subgroupMin(best == mb ? bi : 0xFFFFFFFFu);
-      if (subgroupElect()) topk_ids[t * p.n_pairs + r] = int(wi);
-      [[unroll]] for (uint u = 0; u < kTopkPerLane; ++u)
-        if (lane + u * step == wi) v[u] = -1.0 / 0.0;
-    }
+    rank_top(v, p.rows, p.n_pairs, t * p.n_pairs);
   }
   if (tid == 0) head_counters[p.table_offset + t] = 0u;
 }
