@@ -57,9 +57,9 @@ const char* AttentionO::router_refusal(const DeviceCaps& caps, const WeightBuffe
 }
 
 uint32_t AttentionO::rows_per_group(uint32_t rows, uint32_t q_groups) {
-  // About 128 workgroups: each repeats its head's attention, so few, yet enough to stream W_o.
-  // On the H100 (8B, before session 29's local-memory fix) 128 gave tg128 279.3 against 267.3
-  // with 256 (bench/h200/attention_o_256wg.patch).
+  // About 128 workgroups: each repeats its group's attention, so few, yet enough to stream W_o.
+  // On the H100 (8B) 128 gave tg128 279.3 against 267.3 with 256 before session 29's
+  // local-memory fix, and 314.7 against 316.4 after it (session 30: within the nodes' spread).
   const uint64_t want = (uint64_t(rows) * q_groups + 127) / 128;
   return std::clamp<uint32_t>(std::bit_ceil(uint32_t(std::max<uint64_t>(want, 1))), 16, 1024);
 }
