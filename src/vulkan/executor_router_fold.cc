@@ -4,7 +4,9 @@
 // The router's own stage (its dispatch, and the barrier before it) goes: R s runs in the stage
 // before the projection, M a beside the projection, which also leaves the norm's inputs
 // (ops::NormOut) for the gate/up (docs/ARCHITECTURE.md, "Executor", has the H200 figures: the
-// router stage's 8-9.5 us a layer go, the gate/up and the projection's stage grow).
+// router stage's 8-9.5 us a layer go, the gate/up and the projection's stage grow). In
+// short-context recordings a fused attention + projection (ops::AttentionO, executor_fusion.cc)
+// does M a and the norm's inputs itself.
 #include <variant>
 #include <vector>
 
