@@ -143,8 +143,8 @@ void router_rows(uint qg, uint ng, uint LG, uint m0, uint m_end) {
   }
 }
 
-// A router block's last workgroup: its logits (R s + M a, query-head groups in order); the last router
-// block to finish (counted at router_word, left zero) ranks them all.
+// A router block's last workgroup: its logits (R s + M a, query-head groups in order); the last
+// router block to finish (counted at router_word, left zero) ranks them all.
 void finish_router(uint m0, uint m_end, uint router_word, uint m_blocks) {
   const uint tid = gl_LocalInvocationID.x;
   for (uint e = m0 + tid; e < m_end; e += kThreads) {
@@ -315,8 +315,8 @@ void main() {
   }
   barrier();
 
-  // This workgroup's rows of W_o over its query-head group's columns: LG lanes a row (a power of two),
-  // S / LG rows of a subgroup at once, kOSteps such row steps loaded before any is used.
+  // This workgroup's rows of W_o over its query-head group's columns: LG lanes a row (a power of
+  // two), S / LG rows of a subgroup at once, kOSteps such row steps loaded before any is used.
   uint LG = 1;
   while (LG * 2 <= min(ng, S)) LG *= 2;
   const uint rs = S / LG, row_step = gl_NumSubgroups * rs;
@@ -350,7 +350,7 @@ void main() {
     }
   }
 
-  // Counted; the row block's last workgroup adds the KV heads' partials into y in order.
+  // Counted; the row block's last workgroup adds the groups' partials into y in order.
   memoryBarrierBuffer();
   barrier();
   if (tid == 0) s_last = atomicAdd(counters[p.counter_word + block], 1u) == p.q_groups - 1u;
