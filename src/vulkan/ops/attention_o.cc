@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <iterator>
+#include <span>
 #include <string>
 
 namespace zinc::vulkan::ops {
@@ -93,41 +95,39 @@ Status AttentionO::record(Commands& cmd, const AttentionOArgs& a, const WeightBu
   if (uint32_t(a.q_heads.head_dim) != layer.head_dim_k || (a.gate && a.gate_heads.head_dim != a.q_heads.head_dim))
     return error("attention + output projection: head dims differ");
   if ((router != nullptr) != router_) return error("attention + output projection: router arguments %s", router_ ? "missing" : "given");
+  const uint32_t qgs = q_groups(n_q, layer.n_kv_heads);
   if (router) {
-    if (const char* why = router_refusal(caps_, w_o, q_groups(n_q, layer.n_kv_heads), *router->m, router->k, router->n_partials))
+    if (const char* why = router_refusal(caps_, w_o, qgs, *router->m, router->k, router->n_partials))
       return error("attention + output projection with a router: %s", why);
   }
-  const uint32_t qgs = q_groups(n_q, layer.n_kv_heads);
   const uint32_t rows = uint32_t(w_o.rows()), per = rows_per_group(rows, qgs);
   const WeightChunk& c = w_o.chunks()[0];
   const Activations& g = a.gate ? *a.gate : a.q;
-  const Push push{uint32_t(a.q_heads.head_stride), uint32_t(a.q_heads.offset), layer.n_kv_heads, a.gate ? 1u : 0u,
-                  uint32_t(a.gate_heads.head_stride), uint32_t(a.gate_heads.offset),
-                  rows, uint32_t(w_o.cols()), per, 0,
-                  a.scale, step.positions, step.seq_ids, step.pages,
-                  step.max_pages, c.q_word, c.h_word, c.m_word, counter_word,
-                  0, 0, 0, 0, 0, 0, qgs};
-  const uint32_t blocks = row_blocks(rows, qgs);
-  if (!router) {
-    const BufferRange buffers[kBindings] = {whole(*c.buffer), whole(*c.buffer), a.q.range, whole(*step.buffer),
-                                            whole(*layer.k), whole(*layer.v), g.range, a.y.range, partials, counters};
-    cmd.dispatch(*pipeline_, buffers, &push, sizeof push, qgs * blocks);
-    return Status();
+  Push push{uint32_t(a.q_heads.head_stride), uint32_t(a.q_heads.offset), layer.n_kv_heads, a.gate ? 1u : 0u,
+            uint32_t(a.gate_heads.head_stride), uint32_t(a.gate_heads.offset),
+            rows, uint32_t(w_o.cols()), per, 0,
+            a.scale, step.positions, step.seq_ids, step.pages,
+            step.max_pages, c.q_word, c.h_word, c.m_word, counter_word,
+            0, 0, 0, 0, 0, 0, qgs};
+  BufferRange buffers[kRouterBindings] = {whole(*c.buffer), whole(*c.buffer), a.q.range, whole(*step.buffer),
+                                          whole(*layer.k), whole(*layer.v), g.range, a.y.range, partials, counters};
+  uint32_t n_buffers = kBindings, blocks = row_blocks(rows, qgs);
+  if (router) {
+    const WeightChunk& mc = router->m->chunks()[0];
+    push.m_rows = uint32_t(router->m->rows());
+    push.m_q_word = mc.q_word;
+    push.m_m_word = mc.m_word;
+    push.topk = router->k;
+    push.n_partials = router->n_partials;
+    push.m_per = router_rows_per_group(rows, qgs);
+    const BufferRange more[kRouterBindings - kBindings] = {
+        whole(*mc.buffer), router->stream_logits, router->logits, router->k > 0 ? router->ids : router->logits,
+        router->norm_weight, router->weighted, router->partials};
+    std::copy(std::begin(more), std::end(more), buffers + kBindings);
+    n_buffers = kRouterBindings;
+    blocks += router_blocks(rows, qgs, push.m_rows);
   }
-  const WeightChunk& mc = router->m->chunks()[0];
-  Push rp = push;
-  rp.m_rows = uint32_t(router->m->rows());
-  rp.m_q_word = mc.q_word;
-  rp.m_m_word = mc.m_word;
-  rp.topk = router->k;
-  rp.n_partials = router->n_partials;
-  rp.m_per = router_rows_per_group(rows, qgs);
-  const BufferRange buffers[kRouterBindings] = {
-      whole(*c.buffer), whole(*c.buffer), a.q.range, whole(*step.buffer), whole(*layer.k), whole(*layer.v), g.range,
-      a.y.range, partials, counters, whole(*mc.buffer), router->stream_logits, router->logits,
-      router->k > 0 ? router->ids : router->logits, router->norm_weight, router->weighted, router->partials};
-  cmd.dispatch(*pipeline_, buffers, &rp, sizeof rp,
-               qgs * (blocks + router_blocks(rows, qgs, rp.m_rows)));
+  cmd.dispatch(*pipeline_, std::span(buffers, n_buffers), &push, sizeof push, qgs * blocks);
   return Status();
 }
 
