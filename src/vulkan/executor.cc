@@ -314,7 +314,7 @@ Status Executor::record_attention_o(Commands& cmd, size_t index, const Attention
   const ops::KvLayerBuffers layer = kv_.layer(a.kv_layer);
   const RouterFoldPlan* fold = f.router ? &router_folds_.at(f.o) : nullptr;
   const uint32_t m_rows = fold ? uint32_t(fold->weights->input->rows()) : 0;
-  const uint32_t qgs = ops::AttentionO::q_groups(uint32_t(a.q_heads.n_heads), layer.n_kv_heads);
+  const uint32_t qgs = ops::AttentionO::q_groups(uint32_t(a.q_heads.n_heads), layer.n_kv_heads, fold != nullptr);
   const uint64_t partial_bytes = 4 * ops::AttentionO::partial_floats(uint32_t(w->rows()), qgs, m_rows);
   std::vector<Range> rd = {range_of(a.q), a.gate.valid() ? range_of(a.gate) : range_of(a.q), kv_range(a.kv_layer),
                            range_of(stream)};

@@ -188,9 +188,9 @@ void Executor::plan_attention_o() {
         (a->gate.valid() && a->gate_heads.head_dim != a->q_heads.head_dim))
       continue;
     const uint32_t rows = uint32_t(w->rows());
-    const uint32_t qgs = ops::AttentionO::q_groups(uint32_t(a->q_heads.n_heads), layer.n_kv_heads);
     const auto fold = router_folds_.find(j);
     RouterFoldPlan* rf = fold == router_folds_.end() ? nullptr : &fold->second;
+    const uint32_t qgs = ops::AttentionO::q_groups(uint32_t(a->q_heads.n_heads), layer.n_kv_heads, rf != nullptr);
     const uint32_t fused_partials = std::max(rf ? rf->n_partials : 0, ops::AttentionO::row_blocks(rows, qgs));
     if (rf && ops::AttentionO::router_refusal(kernels_.device().caps(), *w, qgs, *rf->weights->input,
                                               rf->ranked ? rf->k : 0, fused_partials))

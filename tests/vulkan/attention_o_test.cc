@@ -98,7 +98,7 @@ void check(const Case& c) {
   const ops::KvLayerBuffers layer{kbuf.get(), vbuf.get(), c.n_kv, c.dim, c.dim, true};
   ASSERT_EQ(ops::AttentionO::refusal(dev().caps(), layer, c.n_q, *wbuf), nullptr);
   const bool routed = c.experts > 0;
-  const uint32_t qgs = ops::AttentionO::q_groups(c.n_q, c.n_kv);
+  const uint32_t qgs = ops::AttentionO::q_groups(c.n_q, c.n_kv, routed);
   auto op = ops::AttentionO::create(dev(), c.type, group, c.dim, routed);
   ASSERT_TRUE(op.ok()) << op.status().message();
   const uint32_t counter_word = 3, n_counters = ops::AttentionO::counter_words(c.rows, qgs, c.experts);

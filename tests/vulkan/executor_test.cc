@@ -204,6 +204,7 @@ TEST(VulkanExecutor, AttentionMatchesCpu) {
   check_attention(norm, false, kv::KvType::kF32, 6, 1, 32);
   check_attention(norm, false, kv::KvType::kF16, 4, 2, 32, false, 16, 48);  // 5 of 6 splits live
   check_attention(norm, false, kv::KvType::kF16, 8, 2, 128);  // Llama-3's head dim
+  check_attention(norm, false, kv::KvType::kF16, 8, 2, 128, false, 16, 48);  // 5 of 6 splits live
   // 6 query heads per KV head: decode workgroups of 4 and 2 heads, 5 of 6 splits live.
   check_attention(norm, true, kv::KvType::kF16, 12, 2, 64, false, 16, 48);
   check_attention(norm, false, kv::KvType::kF32, 6, 1, 32, /*rope_q_last=*/true);
@@ -226,6 +227,7 @@ TEST(VulkanExecutor, AttentionMatchesCpu) {
   imrope.sections = {11, 11, 10, 0};
   check_attention(imrope, true, kv::KvType::kF16, 2, 2, 64);
   check_attention(imrope, true, kv::KvType::kF16, 4, 1, 256);  // Qwen3.5's head dim
+  check_attention(imrope, true, kv::KvType::kF16, 4, 1, 256, false, 16, 48);  // 5 splits live
   check_attention(imrope, true, kv::KvType::kF32, 2, 2, 64, /*rope_q_last=*/true);
 }
 

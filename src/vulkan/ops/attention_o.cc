@@ -80,7 +80,7 @@ Result<std::unique_ptr<AttentionO>> AttentionO::create(const Device& device, Ten
                                                                  shader_type_suffix(type),
                                                      router ? kRouterBindings : kBindings, sizeof(Push),
                                                      {std::max(device.caps().min_subgroup_size, kMinSubgroup),
-                                                      workgroup_heads(group), head_dim}));
+                                                      workgroup_heads(group, router), head_dim}));
   return op;
 }
 
@@ -95,7 +95,7 @@ Status AttentionO::record(Commands& cmd, const AttentionOArgs& a, const WeightBu
   if (uint32_t(a.q_heads.head_dim) != layer.head_dim_k || (a.gate && a.gate_heads.head_dim != a.q_heads.head_dim))
     return error("attention + output projection: head dims differ");
   if ((router != nullptr) != router_) return error("attention + output projection: router arguments %s", router_ ? "missing" : "given");
-  const uint32_t qgs = q_groups(n_q, layer.n_kv_heads);
+  const uint32_t qgs = q_groups(n_q, layer.n_kv_heads, router_);
   if (router) {
     if (const char* why = router_refusal(caps_, w_o, qgs, *router->m, router->k, router->n_partials))
       return error("attention + output projection with a router: %s", why);

@@ -55,12 +55,16 @@ class AttentionO {
   // Why the router variant cannot take this router (null: it can), for W_o of `rows`.
   static const char* router_refusal(const DeviceCaps& caps, const WeightBuffer& w_o, uint32_t q_groups,
                                     const WeightBuffer& m, uint32_t k, uint32_t n_partials);
-  // Query heads a workgroup takes for `group` query heads a KV head (groups of 8 in two
-  // workgroups, as ops::Attention), and the workgroups of a row block, q_groups, which the
-  // helpers below take.
-  static uint32_t workgroup_heads(uint32_t group) { return group > 4 && group % 4 == 0 ? 4 : group; }
-  static uint32_t q_groups(uint32_t n_q_heads, uint32_t n_kv_heads) {
-    return n_q_heads / workgroup_heads(n_q_heads / n_kv_heads);
+  // Query heads a workgroup takes for `group` query heads a KV head, and the workgroups of a row
+  // block, q_groups, which the helpers below take. The router variant takes one: on the H100
+  // (session 31), one against four gave Qwen3-30B-A3B tg128 321.2 -> 331.8 and Qwen3.5-35B-A3B
+  // 307.4 -> 310.4, while Llama-3-8B (no router, 4096 rows of W_o) lost with two (317.9 -> 311.0)
+  // and one (295.5); else groups of 8 in two workgroups, as ops::Attention.
+  static uint32_t workgroup_heads(uint32_t group, bool router) {
+    return router ? 1 : group > 4 && group % 4 == 0 ? 4 : group;
+  }
+  static uint32_t q_groups(uint32_t n_q_heads, uint32_t n_kv_heads, bool router) {
+    return n_q_heads / workgroup_heads(n_q_heads / n_kv_heads, router);
   }
   // Rows of W_o a workgroup takes, its row blocks (the norm partials the router variant writes),
   // and the partial floats and counter words record() needs (m_rows: the router's, or 0).
