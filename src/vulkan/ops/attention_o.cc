@@ -59,10 +59,12 @@ const char* AttentionO::router_refusal(const DeviceCaps& caps, const WeightBuffe
 }
 
 uint32_t AttentionO::rows_per_group(uint32_t rows, uint32_t q_groups) {
-  // About 128 workgroups: each repeats its group's attention, so few, yet enough to stream W_o.
-  // On the H100 (8B) 128 gave tg128 279.3 against 267.3 with 256 before session 29's
-  // local-memory fix, and 314.7 against 316.4 after it (session 30: within the nodes' spread).
-  const uint64_t want = (uint64_t(rows) * q_groups + 127) / 128;
+  // About 256 workgroups: each repeats its group's attention, so not many, yet enough to stream
+  // W_o. On the H100 (8B) 128 gave tg128 279.3 against 267.3 with 256 before session 29's
+  // local-memory fix; after it 256 gave the 8B 314.7 -> 316.4 (session 30), and with one query
+  // head a router workgroup the 30B 331.5 -> 334.9 and the 35B 309.8 -> 311.6, where 64 lost
+  // (292.9, 303.9; session 31).
+  const uint64_t want = (uint64_t(rows) * q_groups + 255) / 256;
   return std::clamp<uint32_t>(std::bit_ceil(uint32_t(std::max<uint64_t>(want, 1))), 16, 1024);
 }
 
