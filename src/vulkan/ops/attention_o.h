@@ -58,8 +58,9 @@ class AttentionO {
   // Query heads a workgroup takes for `group` query heads a KV head, and the workgroups of a row
   // block, q_groups, which the helpers below take. The router variant takes one: on the H100
   // (session 31), one against four gave Qwen3-30B-A3B tg128 321.2 -> 331.8 and Qwen3.5-35B-A3B
-  // 307.4 -> 310.4, while Llama-3-8B (no router, 4096 rows of W_o) lost with two (317.9 -> 311.0)
-  // and one (295.5); else groups of 8 in two workgroups, as ops::Attention.
+  // 307.4 -> 310.4 (both 2048 rows of W_o), while Llama-3-8B (no router, 4096 rows) lost with two
+  // (317.9 -> 311.0) and one (295.5); else groups of 8 in two workgroups, as ops::Attention. A
+  // router model with 4096 rows (Mixtral's shape) has not been measured either way.
   static uint32_t workgroup_heads(uint32_t group, bool router) {
     return router ? 1 : group > 4 && group % 4 == 0 ? 4 : group;
   }
