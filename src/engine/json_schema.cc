@@ -15,11 +15,11 @@ const std::set<std::string> kAnnotations = {"title", "description", "default", "
                                             "$comment", "strict", "$defs", "definitions"};
 const std::set<std::string> kKeywords = {"type", "enum", "const", "properties", "required", "additionalProperties",
                                          "items", "minItems", "maxItems", "minLength", "maxLength", "pattern", "format",
-                                         "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "anyOf", "oneOf",
-                                         "allOf", "$ref"};
+                                         "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "anyOf",
+                                         "oneOf", "allOf", "$ref"};
 constexpr const char* kSubset =
     "type, enum, const, properties, required, items, minItems, maxItems, minLength, maxLength, pattern, format, "
-    "minimum, maximum, exclusiveMinimum, exclusiveMaximum, anyOf, oneOf, allOf and $ref";
+    "minimum, maximum, exclusiveMinimum, exclusiveMaximum, multipleOf (of integers), anyOf, oneOf, allOf and $ref";
 
 // The formats held to, as patterns (RFC 3339 dates and times, RFC 4122 UUIDs, RFC 5321 addresses
 // without quoted local parts or address literals, RFC 1123 host names).
@@ -43,9 +43,17 @@ Result<uint32_t> count_of(const Json& s, const char* key, uint32_t absent, const
   return uint32_t(it->get<uint64_t>());
 }
 
-// minimum / maximum and their exclusive forms (numbers, or draft 4's booleans on minimum / maximum).
+// minimum / maximum and their exclusive forms (numbers, or draft 4's booleans on minimum / maximum),
+// and an integer's multipleOf.
 Result<NumberBounds> bounds_of(const Json& s, bool integer, const std::string& where) {
   NumberBounds b;
+  if (auto it = s.find("multipleOf"); it != s.end()) {
+    if (!integer) return error("%s: multipleOf is held only on integers, not numbers", where.c_str());
+    const double m = it->is_number() ? it->get<double>() : 0;
+    if (!(m >= 1 && m <= 9007199254740992.0 && std::floor(m) == m))
+      return error("%s.multipleOf must be a positive integer (at most 2^53)", where.c_str());
+    b.multiple = m;
+  }
   for (const char* key : {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}) {
     auto it = s.find(key);
     if (it == s.end()) continue;
@@ -66,10 +74,12 @@ Result<NumberBounds> bounds_of(const Json& s, bool integer, const std::string& w
       b.hi_open = exclusive;
     }
   }
-  const bool empty = integer ? (b.lo_open ? std::floor(b.lo) + 1 : std::ceil(b.lo)) > (b.hi_open ? std::ceil(b.hi) - 1 : std::floor(b.hi))
+  const bool empty = integer ? b.next_multiple(b.lo_open ? std::floor(b.lo) + 1 : std::ceil(b.lo)) >
+                                   (b.hi_open ? std::ceil(b.hi) - 1 : std::floor(b.hi))
                              : b.lo > b.hi || (b.lo == b.hi && (b.lo_open || b.hi_open));
   if (empty)
-    return error("%s: no %s is within its minimum and maximum", where.c_str(), integer ? "integer" : "number");
+    return error("%s: no %s is within its minimum and maximum", where.c_str(),
+                 b.multiple > 0 ? "multiple of its multipleOf" : integer ? "integer" : "number");
   return b;
 }
 

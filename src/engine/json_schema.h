@@ -12,6 +12,7 @@
 //   - a schema without a type or other keywords ({}): any JSON value;
 //   - "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum" (numbers, or draft 4's
 //     booleans) of integers and numbers (a bounded number is written without an exponent);
+//     "multipleOf" of integers (a positive integer; refused on numbers);
 //   - array "items" with "minItems" and "maxItems"; string "minLength" and "maxLength" (code
 //     points, an escape counting as one), "pattern" (engine/regex.h) or "format" (date, time,
 //     date-time, uuid, email, ipv4, hostname: each read as a pattern);
@@ -23,7 +24,7 @@
 //   - "$ref" to "#" or a JSON pointer into the same document ("#/$defs/Name", "#/definitions/Name"),
 //     recursion included.
 // Annotations (title, description, default, examples, $schema, $id, $comment, strict, $defs,
-// definitions) are ignored. Any other keyword (multipleOf, patternProperties, ...) is refused by
+// definitions) are ignored. Any other keyword (patternProperties, if, ...) is refused by
 // compile(), named in the error, rather than ignored: the output would not be held to it. The top
 // level must be an object (as OpenAI requires). Whitespace between tokens as in JsonPrefix
 // (json_lex::Spacing).

@@ -1,7 +1,8 @@
-// JSON Schema's minimum / maximum / exclusiveMinimum / exclusiveMaximum held while a number is
-// written: after each byte, whether some number starting with the bytes so far is within the
-// bounds. A bounded number is written without an exponent (as an integer always is); values are
-// followed in long double, exact for integers up to 2^64.
+// JSON Schema's minimum / maximum / exclusiveMinimum / exclusiveMaximum, and an integer's
+// multipleOf, held while a number is written: after each byte, whether some number starting with
+// the bytes so far is within the bounds (and a multiple). A bounded number is written without an
+// exponent (as an integer always is); values are followed in long double, exact for integers up
+// to 2^64.
 #pragma once
 
 #include <cmath>
@@ -14,8 +15,17 @@ struct NumberBounds {
   long double lo = -std::numeric_limits<long double>::infinity();
   long double hi = std::numeric_limits<long double>::infinity();
   bool lo_open = false, hi_open = false;
-  bool any() const { return std::isfinite(lo) || std::isfinite(hi); }
-  bool holds(long double v) const { return (lo_open ? v > lo : v >= lo) && (hi_open ? v < hi : v <= hi); }
+  long double multiple = 0;  // integers only: > 0, an integer the value must be a multiple of
+  bool any() const { return std::isfinite(lo) || std::isfinite(hi) || multiple > 0; }
+  bool holds(long double v) const {
+    return (lo_open ? v > lo : v >= lo) && (hi_open ? v < hi : v <= hi) && (multiple <= 0 || std::fmod(v, multiple) == 0);
+  }
+  // The least integer multiple of `multiple` at or above the integer v (v itself without one).
+  long double next_multiple(long double v) const {
+    if (multiple <= 0 || !std::isfinite(v)) return v;
+    const long double r = std::fmod(v, multiple);  // the sign of v
+    return r == 0 ? v : r < 0 ? v - r : v + (multiple - r);
+  }
 };
 
 // A number's bytes so far (sign, integer digits, '.', fraction digits).
@@ -34,7 +44,7 @@ class NumberProgress {
   // Whether a number the bytes so far begin (perhaps these alone) can be within b.
   bool feasible(const NumberBounds& b, bool integer) const {
     if (negative_) {  // -x within [lo, hi] when x within [-hi, -lo]
-      NumberBounds m{-b.hi, -b.lo, b.hi_open, b.lo_open};
+      NumberBounds m{-b.hi, -b.lo, b.hi_open, b.lo_open, b.multiple};
       return feasible_magnitude(m, integer);
     }
     return feasible_magnitude(b, integer);
@@ -62,9 +72,9 @@ class NumberProgress {
   // Integers: [a, z] holds an integer within b. Numbers: [a, z) meets b.
   static bool meets(long double a, long double z, const NumberBounds& b, bool integer) {
     if (integer) {
-      long double low = std::max(a, b.lo_open ? std::floor(b.lo) + 1 : std::ceil(b.lo));
-      long double high = std::min(z, b.hi_open ? std::ceil(b.hi) - 1 : std::floor(b.hi));
-      return low <= high;
+      const long double low = std::max(a, b.lo_open ? std::floor(b.lo) + 1 : std::ceil(b.lo));
+      const long double high = std::min(z, b.hi_open ? std::ceil(b.hi) - 1 : std::floor(b.hi));
+      return b.next_multiple(low) <= high;
     }
     const long double low = std::max(a, b.lo);
     if (!(low < z)) return false;

@@ -76,6 +76,7 @@ bool conforms(const Json& in, const Json& v, const Json& root) {
     if (schema.contains("maximum") && x > schema["maximum"].get<double>()) return false;
     if (schema.contains("exclusiveMinimum") && x <= schema["exclusiveMinimum"].get<double>()) return false;
     if (schema.contains("exclusiveMaximum") && x >= schema["exclusiveMaximum"].get<double>()) return false;
+    if (schema.contains("multipleOf") && std::fmod(x, schema["multipleOf"].get<double>()) != 0) return false;
     return true;
   }
   if (type == "boolean") return v.is_boolean();
@@ -124,6 +125,7 @@ Json random_schema(std::mt19937& rng, int depth, Json& defs) {
       const char* keys[] = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"};
       const double values[] = {-20, 0, 1.5, 7, 150};
       for (int k = int(rng() % 3); k > 0; --k) s[keys[rng() % 4]] = values[rng() % 5];
+      if (kind == 1 && rng() % 3 == 0) s["multipleOf"] = 2 + rng() % 4;
       const Json wrapped = {{"type", "object"}, {"properties", {{"v", s}}}};
       if (!JsonSchema::compile(wrapped).ok()) s = {{"type", "integer"}};  // bounds that hold nothing
       return s;
@@ -256,7 +258,19 @@ TEST(JsonSchema, CompileRefusesWhatItCannotHoldOutputTo) {
     return r.ok() ? std::string("compiled") : r.status().message();
   };
   EXPECT_NE(message({{"type", "string"}}).find("top level"), std::string::npos);
-  EXPECT_NE(message(object_schema({{"d", {{"type", "integer"}, {"multipleOf", 3}}}}, Json::array())).find("'multipleOf'"), std::string::npos);
+  EXPECT_NE(message(object_schema({{"d", {{"type", "number"}, {"multipleOf", 3}}}}, Json::array())).find("only on integers"),
+            std::string::npos);
+  for (const Json m : {Json(0), Json(-5), Json(2.5), Json("3")})
+    EXPECT_NE(message(object_schema({{"d", {{"type", "integer"}, {"multipleOf", m}}}}, Json::array())).find("positive integer"),
+              std::string::npos)
+        << m.dump();
+  EXPECT_NE(message(object_schema({{"d", {{"type", "integer"}, {"minimum", 11}, {"maximum", 14}, {"multipleOf", 5}}}},
+                                  Json::array()))
+                .find("no multiple"),
+            std::string::npos);
+  EXPECT_NE(message(object_schema({{"d", {{"type", "object"}, {"patternProperties", Json::object()}}}}, Json::array()))
+                .find("'patternProperties'"),
+            std::string::npos);
   EXPECT_NE(message(object_schema({{"d", {{"type", "integer"}, {"minimum", 3}, {"maximum", 2}}}}, Json::array())).find("no integer"),
             std::string::npos);
   EXPECT_NE(message(object_schema({{"d", {{"type", "integer"}, {"exclusiveMinimum", 2}, {"exclusiveMaximum", 3}}}}, Json::array()))
@@ -524,6 +538,18 @@ TEST(SchemaPrefix, HoldsNumbersToTheirBounds) {
   EXPECT_FALSE(takes_whole(*negative, doc("-10.4")));
   EXPECT_FALSE(takes_whole(*negative, doc("3")));
   EXPECT_TRUE(takes_whole(*one({{"type", "number"}}), doc("5e-1")));  // unbounded numbers keep exponents
+  auto fives = one({{"type", "integer"}, {"minimum", -12}, {"maximum", 100}, {"multipleOf", 5}});
+  ASSERT_TRUE(fives);
+  for (const char* good : {"0", "5", "-10", "100", "45", "-0"}) EXPECT_TRUE(takes_whole(*fives, doc(good))) << good;
+  for (const char* bad : {"3", "-12", "105", "101", "-15", "46"}) EXPECT_FALSE(takes_whole(*fives, doc(bad))) << bad;
+  EXPECT_EQ(accepted(*fives, doc("101")), 7u);  // "10" could still be 10 or 100; "101" cannot
+  EXPECT_EQ(accepted(*fives, doc("-12")), 7u);  // "-1" could be -10
+  auto big = one({{"type", "integer"}, {"multipleOf", 1000000007}});  // no bounds: any prefix extends to a multiple
+  ASSERT_TRUE(big);
+  EXPECT_TRUE(takes_whole(*big, doc("2000000014")));
+  EXPECT_TRUE(takes_whole(*big, doc("-1000000007")));
+  EXPECT_FALSE(takes_whole(*big, doc("2000000015")));
+  EXPECT_EQ(accepted(*big, doc("99999")), 10u);
 }
 
 // "pattern" reads the string's code points (escapes decoded, surrogate pairs joined); "format"
@@ -641,9 +667,10 @@ TEST(JsonSchema, ToolCallsFollowTheNamedToolsParameters) {
   EXPECT_TRUE(test::takes_whole(FramedPrefix<SchemaPrefix>(&none, SchemaPrefix(llama->get()), &none),
                                 "{\"name\": \"get_time\", \"parameters\": {\"zone\": \"CET\"}}"));
   // A tool whose parameters use a keyword outside the subset cannot be forced.
-  auto bad = JsonSchema::compile_call({{"f", object_schema({{"n", {{"type", "integer"}, {"multipleOf", 2}}}}, Json::array())}}, "arguments");
+  auto bad = JsonSchema::compile_call({{"f", object_schema({{"n", {{"type", "integer"}, {"if", Json::object()}}}}, Json::array())}},
+                                      "arguments");
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("'multipleOf'"), std::string::npos) << bad.status().message();
+  EXPECT_NE(bad.status().message().find("'if'"), std::string::npos) << bad.status().message();
 }
 
 // The constraint allows exactly the tokens whose whole text the recogniser takes.

@@ -72,10 +72,10 @@ TEST(Errors, MalformedRequestsAre400) {
   expect_error(post(*s, chat, with(hi(), "response_format", {{"type", "xml"}})), 400, "", "response_format");
   expect_error(post(*s, chat, with(hi(), "response_format", {{"type", "json_schema"}, {"json_schema", {{"name", "x"}}}})), 400, "",
                "response_format");
-  const Json multiple = {{"type", "object"}, {"properties", {{"d", {{"type", "integer"}, {"multipleOf", 5}}}}}};
-  Reply unsupported = post(*s, chat, with(hi(), "response_format", {{"type", "json_schema"}, {"json_schema", {{"name", "x"}, {"schema", multiple}}}}));
+  const Json patterned = {{"type", "object"}, {"patternProperties", {{"^d", {{"type", "integer"}}}}}};
+  Reply unsupported = post(*s, chat, with(hi(), "response_format", {{"type", "json_schema"}, {"json_schema", {{"name", "x"}, {"schema", patterned}}}}));
   expect_error(unsupported, 400, "", "response_format");
-  EXPECT_NE(unsupported.text.find("'multipleOf' is not supported"), std::string::npos) << unsupported.text;
+  EXPECT_NE(unsupported.text.find("'patternProperties' is not supported"), std::string::npos) << unsupported.text;
   expect_error(post(*s, chat, with(hi(), "grammar", 5)), 400, "", "grammar");
   Reply bad_grammar = post(*s, comp, Json{{"prompt", "Hi"}, {"grammar", "root ::= [a-z\n"}});
   expect_error(bad_grammar, 400, "", "grammar");
