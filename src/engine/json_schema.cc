@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -74,9 +75,8 @@ Result<NumberBounds> bounds_of(const Json& s, bool integer, const std::string& w
       b.hi_open = exclusive;
     }
   }
-  const bool empty = integer ? b.next_multiple(b.lo_open ? std::floor(b.lo) + 1 : std::ceil(b.lo)) >
-                                   (b.hi_open ? std::ceil(b.hi) - 1 : std::floor(b.hi))
-                             : b.lo > b.hi || (b.lo == b.hi && (b.lo_open || b.hi_open));
+  const long double inf = std::numeric_limits<long double>::infinity();
+  const bool empty = integer ? !b.holds_integer_in(-inf, inf) : b.lo > b.hi || (b.lo == b.hi && (b.lo_open || b.hi_open));
   if (empty)
     return error("%s: no %s is within its minimum and maximum", where.c_str(),
                  b.multiple > 0 ? "multiple of its multipleOf" : integer ? "integer" : "number");

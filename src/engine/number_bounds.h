@@ -5,6 +5,7 @@
 // to 2^64.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -20,7 +21,14 @@ struct NumberBounds {
   bool holds(long double v) const {
     return (lo_open ? v > lo : v >= lo) && (hi_open ? v < hi : v <= hi) && (multiple <= 0 || std::fmod(v, multiple) == 0);
   }
-  // The least integer multiple of `multiple` at or above the integer v (v itself without one).
+  // Whether an integer in [a, z] (integers or infinities) is within the bounds and a multiple.
+  bool holds_integer_in(long double a, long double z) const {
+    const long double low = next_multiple(std::max(a, lo_open ? std::floor(lo) + 1 : std::ceil(lo)));
+    return low <= std::min(z, hi_open ? std::ceil(hi) - 1 : std::floor(hi));
+  }
+
+ private:
+  // The least multiple of `multiple` at or above the integer v (v itself without one).
   long double next_multiple(long double v) const {
     if (multiple <= 0 || !std::isfinite(v)) return v;
     const long double r = std::fmod(v, multiple);  // the sign of v
@@ -71,11 +79,7 @@ class NumberProgress {
   }
   // Integers: [a, z] holds an integer within b. Numbers: [a, z) meets b.
   static bool meets(long double a, long double z, const NumberBounds& b, bool integer) {
-    if (integer) {
-      const long double low = std::max(a, b.lo_open ? std::floor(b.lo) + 1 : std::ceil(b.lo));
-      const long double high = std::min(z, b.hi_open ? std::ceil(b.hi) - 1 : std::floor(b.hi));
-      return b.next_multiple(low) <= high;
-    }
+    if (integer) return b.holds_integer_in(a, z);
     const long double low = std::max(a, b.lo);
     if (!(low < z)) return false;
     if (low < b.hi) return true;
