@@ -184,7 +184,7 @@ void main() {
       }
       const uint dst = t * p.y_stride + p.y_offset + row0 + tid;
       if ((p.flags & 1u) != 0u) sum += residual[dst];
-      if ((p.flags & kConvFlag) != 0u) sum = conv_epilogue(t, p.y_offset + row0 + tid, sum);
+      if ((p.flags & kConvFlag) != 0u) sum = conv_epilogue(conv_slot(t), p.y_offset + row0 + tid, sum);
       y[dst] = sum;
     }
     if (norm && (p.flags & 16u) != 0u && row0 == 0) {

@@ -11,12 +11,16 @@ const uint kConvFlag = 4u;
 
 const uint kConvMaxTaps = 8;
 
-// Returns silu(sum_i kernel[c][i] * window_i) over window = [state of c..., v]; the state of c
-// then drops its oldest input and appends v. Sums in the order of ssm_conv1d.comp; every load is
-// issued before the first store (the stores could alias them for all the compiler knows).
-float conv_epilogue(uint t, uint c, float v) {
+// Token t's state slot (loaded ahead of the row it serves: conv_epilogue takes it).
+uint conv_slot(uint t) { return uint(conv_seq_ids[t]); }
+
+// Returns silu(sum_i kernel[c][i] * window_i) over window = [state of c..., v] in state slot
+// `slot`; the state of c then drops its oldest input and appends v. Sums in the order of
+// ssm_conv1d.comp; every load is issued before the first store (the stores could alias them for
+// all the compiler knows).
+float conv_epilogue(uint slot, uint c, float v) {
   const uint K = p.conv_taps, C = p.conv_channels;
-  const uint base = uint(conv_seq_ids[t]) * p.slot_floats + p.state_offset + c;
+  const uint base = slot * p.slot_floats + p.state_offset + c;
   float window[kConvMaxTaps], w[kConvMaxTaps];
   [[unroll]] for (uint i = 0; i < kConvMaxTaps; ++i) {
     window[i] = i + 1 < K ? conv_state[base + i * C] : 0.0;

@@ -125,6 +125,25 @@ void stage_cooperative(uint t, bool norm, inout float ss) {
   }
 }
 
+// As stage_cooperative, with stage_group's gated normalisation: x * norm_w[c % norm_group] *
+// silu(gate[t][c]) quantized, and the group's sum of x^2 left in s_xf[g].w.
+void stage_cooperative_gated(uint t) {
+  const uint v0 = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID, j = v0 & 7u;
+  const uint groups = p.cols / 32;
+  for (uint v = v0; v < groups * 8; v += kGroupSize) {
+    const uint g = v >> 3;
+    vec4 xv = x4[(t * p.x_stride + 32 * g) / 4 + j];
+    const vec4 z = gate4[(t * p.gate_stride + 32 * g) / 4 + j];
+    float gss = dot(xv, xv);
+    xv *= norm_w4[(32 * g) % p.norm_group / 4 + j] * (z / (1.0 + exp(-z)));
+    gss += subgroupShuffleXor(gss, 1u);
+    gss += subgroupShuffleXor(gss, 2u);
+    gss += subgroupShuffleXor(gss, 4u);
+    stage_x_quad(g, j, xv);
+    if (j == 0u) s_xf[g].w = gss;
+  }
+}
+
 // One group of one row against the staged x.
 float group_dot(Group gr, uint g) { return x_dot(gr, s_xq[2 * g], s_xq[2 * g + 1], s_xf[g], s_xs[g]); }
 
@@ -155,6 +174,7 @@ void main() {
   const bool rope_kv = (p.flags & (kRopeFlag | kStoreFlag)) != 0u, head = (p.flags & kHeadFlag) != 0u;
   for (uint t = 0; t < p.n_tokens; ++t) {
     const uint kv_row = (p.flags & kStoreFlag) != 0u ? pool_row(t) : 0u;  // in flight during the staging
+    const uint slot = conv ? conv_slot(t) : 0u;                              // the same
     float ss = 0.0;
 #ifdef PREQUANT_X
     for (uint g = tid; g < groups; g += kGroupSize) {  // the records, copied as they are
@@ -166,8 +186,10 @@ void main() {
       ss += r.f.w;
     }
 #else
-    if (gated || gl_SubgroupSize < 8u) {
+    if (gl_SubgroupSize < 8u) {
       for (uint g = tid; g < groups; g += kGroupSize) stage_group(t, g, norm, gated, ss);
+    } else if (gated) {
+      stage_cooperative_gated(t);
     } else {
       stage_cooperative(t, norm, ss);
     }
@@ -255,8 +277,8 @@ void main() {
       acc1 *= scale;
       if (conv && busy && slice == 0) {  // lane 0 owns row a's channel, lane 1 (if any) row b's
         const uint base = t * p.y_stride + p.y_offset;
-        if (lane == 0u && va) y[base + ra] = conv_epilogue(t, p.y_offset + ra, acc0);
-        if (lane == min(1u, gl_SubgroupSize - 1u) && vb) y[base + rb] = conv_epilogue(t, p.y_offset + rb, acc1);
+        if (lane == 0u && va) y[base + ra] = conv_epilogue(slot, p.y_offset + ra, acc0);
+        if (lane == min(1u, gl_SubgroupSize - 1u) && vb) y[base + rb] = conv_epilogue(slot, p.y_offset + rb, acc1);
       } else if (busy && slice == 0 && subgroupElect()) {
         const uint base = t * p.y_stride + p.y_offset;
         if (kPair) {
