@@ -1,6 +1,7 @@
 // moe_route and moe_matvec (gate/up SwiGLU pair, down projection with routing weights) against
 // the CPU ops moe_route and moe_matmul on random data: stacked experts of several weight types,
 // several tokens, odd expert counts and row counts.
+#include <algorithm>
 #include <cstring>
 
 #include "cpu_ref.h"
@@ -375,6 +376,152 @@ TEST(VulkanMoeRoute, MatchesCpuOnManyExperts) {
     EXPECT_EQ(got_ids, want_ids);
     expect_near_all(read_floats(*bw, T * k), copy_out(ex, weights), 1e-6f, "weights");
   }
+}
+
+// The expert FFN in one dispatch (MoeMatvec::record_ffn): routed (by the dispatch, or from ranked
+// ids with x normalised from partial sums), from given ids and weights, and with a shared expert's
+// dispatch adding into the same sums; y accumulates onto a residual, and the sums and the counter
+// are left at zero for the next stage.
+void check_moe_ffn(const MoeShape& s) {
+  SCOPED_TRACE(testing::Message() << type_name(s.type) << " embd " << s.embd << " ff " << s.ff << " experts "
+                                  << s.n_expert << " k " << s.k << " tokens " << s.n_tokens);
+  const uint32_t T = uint32_t(s.n_tokens), k = uint32_t(s.k), E = uint32_t(s.n_expert);
+  const uint32_t embd = uint32_t(s.embd), ff = uint32_t(s.ff);
+  const Matrix gate = random_matrix(s.type, s.n_expert * s.ff, s.embd, 31);
+  const Matrix up = random_matrix(s.type, s.n_expert * s.ff, s.embd, 32);
+  const Matrix down = random_matrix(s.type, s.n_expert * s.embd, s.ff, 33);
+  const auto x = random_floats(size_t(T * s.embd), 34), logits = random_floats(size_t(T * E), 35, 2.0f);
+  const auto residual = random_floats(size_t(T * s.embd), 36);
+  const CpuMoe want = cpu_moe(s, gate, up, down, x, logits);
+  auto wg = upload(gate), wu = upload(up), wd = upload(down);
+  if (const char* why = ops::MoeMatvec::ffn_refusal(dev().caps(), *wg, *wu, *wd, E)) GTEST_SKIP() << why;
+  auto ffn = ops::MoeMatvec::create(dev(), s.type, [] {
+    ops::MoeMatvecOptions o;
+    o.swiglu = true;
+    o.fuse_down = true;
+    return o;
+  }());
+  ASSERT_TRUE(ffn.ok()) << ffn.status().message();
+  auto bx = host_buffer(x), bl = host_buffer(logits), bids = host_buffer({}, T * k), bw = host_buffer({}, T * k);
+  auto acc = host_buffer({}, size_t(2 * T * embd)), counters = host_buffer({}, 4);
+  const uint32_t routed_wgs = ops::MoeMatvec::ffn_workgroups(ff, T, k);
+  const ops::MoeFfnSum sum{{acc.get()}, {counters.get()}, 3, routed_wgs};
+  auto expect_clean = [&] {
+    const auto a = read_floats(*acc, size_t(2 * T * embd)), c = read_floats(*counters, 4);
+    EXPECT_EQ(std::count(a.begin(), a.end(), 0.f), std::ptrdiff_t(a.size())) << "sums left behind";
+    EXPECT_EQ(std::count(c.begin(), c.end(), 0.f), 4) << "counter left behind";
+  };
+  auto plus = [](std::vector<float> a, const std::vector<float>& b) {
+    for (size_t i = 0; i < a.size(); ++i) a[i] += b[i];
+    return a;
+  };
+  // Products of x rounded to 8 bits a 32-group, activations summed in another order.
+  const float rel = 5e-2f;
+
+  // Routed by the dispatch, added onto the residual.
+  auto by = host_buffer(residual);
+  run([&](Commands& c) {
+    const ops::MoeRouting routing{{{bl.get()}, E}, {bw.get()}, true};
+    Status st = (*ffn)->record_ffn(c, *wg, *wu, *wd, E, {{bx.get()}, embd}, {bids.get()}, {bw.get()},
+                                   {{by.get()}, embd}, T, k, true, sum, &routing);
+    ASSERT_TRUE(st.ok()) << st.message();
+  });
+  const auto out_ref = ref_out(s, down, ref_act(s, gate, up, x, want.ids), want.ids, want.weights);
+  const auto routed = read_floats(*by, residual.size());
+  expect_near_all(routed, plus(residual, out_ref), rel * max_abs(out_ref), "routed ffn");
+  expect_near_all(routed, plus(residual, want.out), rel * max_abs(want.out), "routed ffn vs cpu");
+  expect_clean();
+
+  // From given ids and weights, written (not added): the same sums.
+  std::vector<float> given_ids(T * k);
+  std::memcpy(given_ids.data(), want.ids.data(), given_ids.size() * 4);
+  auto gids = host_buffer(given_ids), gw = host_buffer(want.weights), gy = host_buffer(residual);
+  run([&](Commands& c) {
+    Status st = (*ffn)->record_ffn(c, *wg, *wu, *wd, E, {{bx.get()}, embd}, {gids.get()}, {gw.get()},
+                                   {{gy.get()}, embd}, T, k, false, sum);
+    ASSERT_TRUE(st.ok()) << st.message();
+  });
+  std::vector<float> products(residual.size());
+  for (size_t i = 0; i < products.size(); ++i) products[i] = routed[i] - residual[i];
+  expect_near_all(read_floats(*gy, residual.size()), products, 1e-6f * (max_abs(residual) + max_abs(out_ref)),
+                  "given ids");
+  expect_clean();
+
+  // Ranked ids, x normalised from partial sums of squares (logits scaled by n: a folded
+  // router), and a shared expert's dispatch adding into the same sums.
+  const float eps = 1e-5f;
+  const uint32_t P = 3;
+  const auto stream = random_floats(x.size(), 37, 3.0f), nw = random_floats(embd, 38);
+  std::vector<float> weighted(x.size()), xn(x.size()), z(logits.size()), partials(T * P, 0.f);
+  for (uint32_t t = 0; t < T; ++t) {
+    double ss = 0;
+    for (uint32_t c = 0; c < embd; ++c) {
+      const float h = stream[t * embd + c];
+      ss += double(h) * h;
+      partials[t * P + c % P] += h * h;
+      weighted[t * embd + c] = h * nw[c];
+    }
+    const double n = 1 / std::sqrt(ss / embd + eps);
+    for (uint32_t c = 0; c < embd; ++c) xn[t * embd + c] = float(weighted[t * embd + c] * n);
+    for (uint32_t e = 0; e < E; ++e) z[t * E + e] = float(logits[t * E + e] / n);
+  }
+  const MoeShape one{s.type, s.embd, s.ff, 1, 1, s.n_tokens};
+  const Matrix sg = random_matrix(s.type, s.ff, s.embd, 41), su = random_matrix(s.type, s.ff, s.embd, 42);
+  const Matrix sd = random_matrix(s.type, s.embd, s.ff, 43);
+  const auto gate_w = random_floats(embd, 44, 0.05f);
+  auto wsg = upload(sg), wsu = upload(su), wsd = upload(sd);
+  auto bwx = host_buffer(weighted), bp = host_buffer(partials), bz = host_buffer(z), bgate = host_buffer(gate_w);
+  auto kids = host_buffer(given_ids), krw = host_buffer({}, T * k), ky = host_buffer(residual);
+  const uint32_t shared_wgs = ops::MoeMatvec::ffn_workgroups(ff, T, 1);
+  const ops::MoeFfnSum both{{acc.get()}, {counters.get()}, 3, routed_wgs + shared_wgs};
+  run([&](Commands& c) {
+    ops::MoeRouting routing{{{bz.get()}, E}, {krw.get()}, true};
+    routing.ranked = true;
+    const ops::MoeInputNorm norm{{bp.get()}, P, eps, nullptr};
+    Status st = (*ffn)->record_ffn(c, *wg, *wu, *wd, E, {{bwx.get()}, embd}, {kids.get()}, {krw.get()},
+                                   {{ky.get()}, embd}, T, k, true, both, &routing, &norm);
+    ASSERT_TRUE(st.ok()) << st.message();
+    const ops::MoeFfnSharedSlot shared{{bgate.get()}};
+    st = (*ffn)->record_ffn(c, *wsg, *wsu, *wsd, 1, {{bwx.get()}, embd}, {kids.get()}, {krw.get()},
+                            {{ky.get()}, embd}, T, 1, true, both, nullptr, &norm, &shared);
+    ASSERT_TRUE(st.ok()) << st.message();
+  });
+  std::vector<int32_t> zero_ids(T, 0);
+  std::vector<float> gates(T);
+  for (uint32_t t = 0; t < T; ++t) {
+    double d = 0;
+    for (uint32_t c = 0; c < embd; ++c) d += double(xn[t * embd + c]) * gate_w[c];
+    gates[t] = float(1 / (1 + std::exp(-d)));
+  }
+  const auto routed_ref = ref_out(s, down, ref_act(s, gate, up, xn, want.ids), want.ids, want.weights);
+  const auto shared_ref = ref_out(one, sd, ref_act(one, sg, su, xn, zero_ids), zero_ids, gates);
+  const auto both_ref = plus(routed_ref, shared_ref);
+  expect_near_all(read_floats(*ky, residual.size()), plus(residual, both_ref), rel * max_abs(both_ref),
+                  "ranked, normalised, with a shared expert");
+  expect_clean();
+}
+
+TEST(VulkanMoeFfn, MatchesCpu) {
+  ZINC_REQUIRE_VULKAN();
+  check_moe_ffn({TensorType::Q4_K, 512, 256, 9, 3, 2});
+  check_moe_ffn({TensorType::Q6_K, 512, 256, 5, 2, 1});
+  check_moe_ffn({TensorType::Q8_0, 160, 96, 7, 2, 3});
+  check_moe_ffn({TensorType::Q4_K, 2048, 512, 9, 8, 1});  // a Qwen3.5-35B-A3B-shaped step
+}
+
+TEST(VulkanMoeFfn, RefusesWhatItCannotRun) {
+  ZINC_REQUIRE_VULKAN();
+  const auto& caps = dev().caps();
+  auto gate = upload(random_matrix(TensorType::Q4_K, 2 * 256, 256, 1));
+  auto down6 = upload(random_matrix(TensorType::Q6_K, 2 * 256, 256, 2));
+  auto down_wide = upload(random_matrix(TensorType::Q4_K, 2 * 256, 512, 3));
+  auto f16 = upload(random_matrix(TensorType::F16, 2 * 64, 64, 4));
+  EXPECT_EQ(ops::MoeMatvec::ffn_refusal(caps, *gate, *gate, *gate, 2) == nullptr,
+            caps.int8_dot && caps.subgroup_arithmetic && caps.int64_atomics);
+  EXPECT_NE(ops::MoeMatvec::ffn_refusal(caps, *gate, *gate, *down6, 2), nullptr);      // down of another type
+  EXPECT_NE(ops::MoeMatvec::ffn_refusal(caps, *gate, *gate, *down_wide, 2), nullptr);  // 512 columns for 256 rows
+  EXPECT_NE(ops::MoeMatvec::ffn_refusal(caps, *f16, *f16, *f16, 2), nullptr);          // no int8 products
+  EXPECT_NE(ops::MoeMatvec::ffn_refusal(caps, *gate, *gate, *gate, 3), nullptr);       // 512 rows in 3 experts
 }
 
 TEST(VulkanMoeMatvec, KQuantsMatchCpu) {
