@@ -32,7 +32,6 @@ Result<std::unique_ptr<Device>> Device::create(const Instance& instance, int dev
   VkPhysicalDeviceVulkan12Features e12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   e12.shaderFloat16 = f12.shaderFloat16;
   e12.shaderInt8 = f12.shaderInt8;
-  e12.shaderBufferInt64Atomics = f12.shaderBufferInt64Atomics;
   e12.storageBuffer8BitAccess = f12.storageBuffer8BitAccess;
   e12.uniformAndStorageBuffer8BitAccess = f12.uniformAndStorageBuffer8BitAccess;
   e12.storagePushConstant8 = f12.storagePushConstant8;

@@ -121,17 +121,12 @@ Status Executor::plan() {
   ZINC_ASSIGN_OR_RETURN(ids_, Buffer::create(device, 2 * ids_slot_bytes_, MemoryKind::kHostVisible));
   ZINC_RETURN_IF_ERROR(plan_fusions());
   ZINC_ASSIGN_OR_RETURN(head_counters_, Buffer::create(device, 4 * head_counter_words_, MemoryKind::kDeviceLocal));
-  uint64_t acc_bytes = 8;
-  for (const auto& [gate_up, f] : moe_ffns_)
-    acc_bytes = std::max<uint64_t>(acc_bytes, 8 * graph_.buffer(std::get<graph::MoeMatmul>(graph_.ops()[f.down].params).out).size_bytes() / 4);
-  ZINC_ASSIGN_OR_RETURN(moe_ffn_acc_, Buffer::create(device, acc_bytes, MemoryKind::kDeviceLocal));
   // The counters the kernels leave at zero start at zero.
   ZINC_ASSIGN_OR_RETURN(zero_cmd_, Commands::create(device));
   ZINC_RETURN_IF_ERROR(zero_cmd_->begin());
   zero_cmd_->zero(*attention_counters_, 0, counters);
   zero_cmd_->zero(*argmax_scratch_, 0, argmax_scratch);
   zero_cmd_->zero(*head_counters_, 0, 4 * head_counter_words_);
-  zero_cmd_->zero(*moe_ffn_acc_, 0, acc_bytes);
   zero_cmd_->barrier();
   ZINC_RETURN_IF_ERROR(zero_cmd_->end());
   ZINC_RETURN_IF_ERROR(zero_cmd_->submit_and_wait());

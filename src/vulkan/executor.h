@@ -122,7 +122,6 @@ class Executor {
   void materialize_norm(size_t n);  // the norm at op n, by its first consumer if that can
   void plan_routing();              // MoeRoute done by the gate/up dispatch right after it
   void plan_shared_experts();       // shared experts folded into the routed down projection
-  void plan_moe_ffns();             // routed gate/up, down (and the shared expert) in one dispatch
   // Delta-net decode fusions (executor_fusion.cc): an SsmConv1d done as the epilogue of the
   // matvec producing its input, a GatedRmsNorm done by the matvec consuming it.
   void plan_delta_net_fusions();
@@ -258,18 +257,6 @@ class Executor {
     size_t gate_up = 0, down = 0, gate = 0;
   };
   std::map<size_t, SharedDown> shared_downs_;  // by the routed down projection's op index
-  // A decode MoE FFN run by one dispatch (ops::MoeMatvec::record_ffn) at the routed gate/up's
-  // place: its down projection (skipped) and, with `shared`, the shared expert's ops (already
-  // skipped by shared_downs_) in a second dispatch of the same stage.
-  struct MoeFfnPlan {
-    size_t down = 0;
-    bool shared = false;
-    SharedDown shared_ops;
-  };
-  std::map<size_t, MoeFfnPlan> moe_ffns_;  // by the routed gate/up's op index
-  std::unique_ptr<Buffer> moe_ffn_acc_;    // their int64 sums, left zero by each stage
-  uint32_t moe_ffn_counter_word_ = 0;      // in head_counters_
-  Status record_moe_ffn(Commands& cmd, size_t gate_up, const MoeFfnPlan& plan);
   // Buffers kept outside the arena (in private_): router logits read by the routed gate/up
   // dispatch after their last use in the graph, shared-expert activations computed ahead of
   // their place; the arena may give their bytes to other buffers meanwhile.

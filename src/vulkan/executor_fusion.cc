@@ -161,7 +161,6 @@ Status Executor::plan_fusions() {
   plan_rope_kv_epilogues();
   ZINC_RETURN_IF_ERROR(plan_router_folds());
   plan_attention_o();
-  plan_moe_ffns();
   return Status();
 }
 

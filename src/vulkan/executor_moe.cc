@@ -1,7 +1,5 @@
-// The executor's MoE and hybrid ops (record_moe_op), the decode expert FFN in one dispatch
-// (plan_moe_ffns, record_moe_ffn) and the recurrent-state reset per step.
+// The executor's MoE and hybrid ops (record_moe_op) and the recurrent-state reset per step.
 #include <algorithm>
-#include <optional>
 #include <variant>
 #include <vector>
 
@@ -13,7 +11,6 @@ namespace {
 using Range = std::pair<uint64_t, uint64_t>;  // [begin, end) in the notional address space
 
 Range ssm_state_range(int32_t layer) { return {(1ull << 62) + 2 * uint64_t(layer) + 1, (1ull << 62) + 2 * uint64_t(layer) + 2}; }
-constexpr Range kMoeFfnSums{~0ull / 2 + 1, ~0ull / 2 + 2};  // moe_ffn_acc_ and its counter
 
 }  // namespace
 
@@ -44,7 +41,6 @@ Status Executor::record_moe_op(Commands& cmd, size_t index) {
     return k->record(cmd, act(r->logits), act(r->ids).range, act(r->weights).range, uint32_t(l.rows), uint32_t(l.cols),
                      uint32_t(r->k), r->normalize);
   }
-  if (const auto ffn = moe_ffns_.find(index); ffn != moe_ffns_.end()) return record_moe_ffn(cmd, index, ffn->second);
   if (const auto* m = std::get_if<graph::MoeMatmul>(&op.params)) {
     const graph::Buffer& ids = g.buffer(m->ids);
     const uint32_t n_tokens = uint32_t(ids.rows), k = uint32_t(ids.cols), n_expert = uint32_t(m->w->ne[2]);
@@ -181,100 +177,6 @@ Status Executor::record_moe_op(Commands& cmd, size_t index) {
                      uint32_t(in.cols), uint32_t(n->group), n->eps);
   }
   return error("not supported on Vulkan yet");
-}
-
-void Executor::plan_moe_ffns() {
-  moe_ffns_.clear();
-  const auto& ops = graph_.ops();
-  const DeviceCaps& caps = kernels_.device().caps();
-  for (const auto& [gi, route] : routed_gate_ups_) {
-    const auto& gu = std::get<graph::MoeMatmul>(ops[gi].params);
-    const size_t di = size_t(std::max(graph_.buffer(gu.out).last_op, 0));
-    const auto* down = di > gi && di < ops.size() ? std::get_if<graph::MoeMatmul>(&ops[di].params) : nullptr;
-    if (!down || down->up || down->in != gu.out || down->ids != gu.ids || skipped_ops_.count(di) || !gu.up) continue;
-    const WeightBuffer *wg = weights_.matrix(gu.w), *wu = weights_.matrix(gu.up), *wd = weights_.matrix(down->w);
-    if (!wg || !wu || !wd || ops::MoeMatvec::ffn_refusal(caps, *wg, *wu, *wd, uint32_t(gu.w->ne[2]))) continue;
-    const auto rf = folded_gate_ups_.find(gi);
-    const RouterFoldPlan* fold = rf != folded_gate_ups_.end() ? &router_folds_.at(rf->second) : nullptr;
-    // The x the gate/up reads, normalised: the shared expert's gate/up and gate must read it too.
-    const graph::BufferId x = fold ? fold->normed : gu.in;
-    MoeFfnPlan plan{di, false, {}};
-    std::vector<size_t> taken = {gi, di};
-    if (const auto sd = shared_downs_.find(di); sd != shared_downs_.end()) {
-      const auto& sgu = std::get<graph::Matmul>(ops[sd->second.gate_up].params);
-      const auto& sdn = std::get<graph::Matmul>(ops[sd->second.down].params);
-      const auto& gate = std::get<graph::SharedExpertGate>(ops[sd->second.gate].params);
-      const WeightBuffer *sg = weights_.matrix(sgu.w), *su = sgu.up ? weights_.matrix(sgu.up) : nullptr,
-                         *sw = weights_.matrix(sdn.w);
-      if (!sg || !su || !sw || ops::MoeMatvec::ffn_refusal(caps, *sg, *su, *sw, 1) || sgu.in != x || gate.x != x ||
-          sw->rows() != wd->rows() / int64_t(gu.w->ne[2]) || gate.gate->n_elements() != wg->cols())
-        continue;
-      plan.shared = true;
-      plan.shared_ops = sd->second;
-      taken.insert(taken.end(), {sd->second.gate_up, sd->second.down, sd->second.gate});
-    }
-    // Nothing else between the gate/up and the last op taken touches the output, and nothing
-    // after the gate/up needs the normalised x that a folded router's gate/up would write.
-    const auto folded = residual_folds_.find(di);
-    const graph::BufferId target = folded != residual_folds_.end() ? folded->second : down->out;
-    const size_t last = *std::max_element(taken.begin(), taken.end());
-    bool clean = true;
-    for (size_t j = gi + 1; j <= last && clean; ++j)
-      clean = std::count(taken.begin(), taken.end(), j) || skipped_ops_.count(j) || !references(ops[j], target);
-    for (size_t j = gi + 1; j < ops.size() && clean && fold; ++j)
-      clean = std::count(taken.begin(), taken.end(), j) || !references(ops[j], x);
-    if (!clean) continue;
-    moe_ffns_[gi] = plan;
-    skipped_ops_.insert(di);
-  }
-  if (!moe_ffns_.empty()) moe_ffn_counter_word_ = uint32_t(head_counter_words_++);
-}
-
-Status Executor::record_moe_ffn(Commands& cmd, size_t gi, const MoeFfnPlan& f) {
-  const graph::Graph& g = graph_;
-  const auto& gu = std::get<graph::MoeMatmul>(g.ops()[gi].params);
-  const auto& down = std::get<graph::MoeMatmul>(g.ops()[f.down].params);
-  const auto& r = std::get<graph::MoeRoute>(g.ops()[routed_gate_ups_.at(gi)].params);
-  const auto folded = residual_folds_.find(f.down);
-  const bool accumulate = folded != residual_folds_.end();
-  const graph::BufferId target = accumulate ? folded->second : down.out;
-  const auto rf = folded_gate_ups_.find(gi);
-  const RouterFoldPlan* fold = rf != folded_gate_ups_.end() ? &router_folds_.at(rf->second) : nullptr;
-  std::vector<Range> rd = fold ? norm_out_ranges(*fold) : std::vector<Range>{range_of(gu.in)};
-  rd.push_back(range_of(r.logits));
-  if (fold && fold->ranked) rd.push_back(range_of(r.ids));
-  if (accumulate) rd.push_back(range_of(target));
-  const std::vector<Range> wr = {range_of(target), kMoeFfnSums};
-  access(cmd, rd, wr);
-
-  const graph::Buffer& ids = g.buffer(gu.ids);
-  const uint32_t n_tokens = uint32_t(ids.rows), k = uint32_t(ids.cols), n_expert = uint32_t(gu.w->ne[2]);
-  const WeightBuffer &wg = *weights_.matrix(gu.w), &wu = *weights_.matrix(gu.up), &wd = *weights_.matrix(down.w);
-  const uint32_t rows = uint32_t(wg.rows() / n_expert);
-  uint32_t n_workgroups = ops::MoeMatvec::ffn_workgroups(rows, n_tokens, k);
-  const graph::Matmul* sgu = f.shared ? &std::get<graph::Matmul>(g.ops()[f.shared_ops.gate_up].params) : nullptr;
-  if (sgu) n_workgroups += ops::MoeMatvec::ffn_workgroups(uint32_t(weights_.matrix(sgu->w)->rows()), n_tokens, 1);
-  const ops::MoeFfnSum sum{ops::whole(*moe_ffn_acc_), ops::whole(*head_counters_), moe_ffn_counter_word_, n_workgroups};
-  ops::MoeRouting routing{act(r.logits), act(r.weights).range, r.normalize};
-  ops::Activations x = act(gu.in);
-  std::optional<ops::MoeInputNorm> norm;
-  if (fold) {
-    routing.ranked = fold->ranked;
-    x = weighted_stream(*fold);
-    norm = ops::MoeInputNorm{norm_partials(*fold), partial_words(*fold), fold->eps, nullptr};
-  }
-  ZINC_ASSIGN_OR_RETURN(const ops::MoeMatvec* kern, kernels_.moe_ffn(wg.type()));
-  ZINC_RETURN_IF_ERROR(kern->record_ffn(cmd, wg, wu, wd, n_expert, x, act(gu.ids).range, act(r.weights).range,
-                                        act(target), n_tokens, k, accumulate, sum, &routing, norm ? &*norm : nullptr));
-  if (!sgu) return Status();
-  const auto& sdn = std::get<graph::Matmul>(g.ops()[f.shared_ops.down].params);
-  const auto& gate = std::get<graph::SharedExpertGate>(g.ops()[f.shared_ops.gate].params);
-  const WeightBuffer& sg = *weights_.matrix(sgu->w);
-  ZINC_ASSIGN_OR_RETURN(const ops::MoeMatvec* skern, kernels_.moe_ffn(sg.type()));
-  const ops::MoeFfnSharedSlot slot{weights_.vector(gate.gate)};
-  return skern->record_ffn(cmd, sg, *weights_.matrix(sgu->up), *weights_.matrix(sdn.w), 1, x, act(gu.ids).range,
-                           act(r.weights).range, act(target), n_tokens, 1, accumulate, sum, nullptr,
-                           norm ? &*norm : nullptr, &slot);
 }
 
 Status Executor::zero_new_states(const graph::Batch& batch) {

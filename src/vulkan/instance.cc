@@ -96,7 +96,6 @@ DeviceCaps probe(const Api& api, VkPhysicalDevice pd, int index) {
   c.fp16 = f12.shaderFloat16 && f11.storageBuffer16BitAccess;
   c.int8 = f12.shaderInt8 && f12.storageBuffer8BitAccess;
   c.int8_dot = dot_known && dot.shaderIntegerDotProduct;
-  c.int64_atomics = f.features.shaderInt64 && f12.shaderBufferInt64Atomics;
   c.coopmat_nv = c.has_extension("VK_NV_cooperative_matrix");
   c.coopmat_khr = c.has_extension("VK_KHR_cooperative_matrix");
   c.push_descriptors = c.has_extension("VK_KHR_push_descriptor");

@@ -25,7 +25,6 @@ struct DeviceCaps {
   bool fp16 = false;         // shaderFloat16 + 16-bit storage
   bool int8 = false;         // shaderInt8 + 8-bit storage
   bool int8_dot = false;     // VK_KHR_shader_integer_dot_product
-  bool int64_atomics = false;  // shaderInt64 + shaderBufferInt64Atomics: the fused expert FFN
   bool coopmat_nv = false;   // VK_NV_cooperative_matrix
   bool coopmat_khr = false;  // VK_KHR_cooperative_matrix
   bool coopmat_nv_f16 = false;  // NV cooperative matrix 16x16x16, f16 inputs, f32 accumulator

@@ -96,17 +96,6 @@ Result<const ops::MoeMatvec*> Kernels::moe_matvec(TensorType type, bool swiglu) 
   return slot.get();
 }
 
-Result<const ops::MoeMatvec*> Kernels::moe_ffn(TensorType type) {
-  auto& slot = moe_ffn_[type];
-  if (!slot) {
-    ops::MoeMatvecOptions o;
-    o.swiglu = true;
-    o.fuse_down = true;
-    ZINC_ASSIGN_OR_RETURN(slot, ops::MoeMatvec::create(device_, type, o));
-  }
-  return slot.get();
-}
-
 Result<const ops::MoeGemm*> Kernels::moe_gemm(TensorType type, bool swiglu) {
   auto& slot = moe_gemm_[{type, swiglu}];
   if (!slot) {

@@ -47,7 +47,6 @@ class Kernels {
   Result<const ops::Gemm*> gemm(TensorType type);
   Result<const ops::GetRows*> get_rows(TensorType type);
   Result<const ops::MoeMatvec*> moe_matvec(TensorType type, bool swiglu);
-  Result<const ops::MoeMatvec*> moe_ffn(TensorType type);  // MoeMatvecOptions::fuse_down
   Result<const ops::MoeGemm*> moe_gemm(TensorType type, bool swiglu);
   // MoE and hybrid ops, made on first use (dense models never build them).
   Result<const ops::MoeRoute*> moe_route();
@@ -77,7 +76,6 @@ class Kernels {
   std::map<TensorType, std::unique_ptr<ops::Gemm>> gemm_;
   std::map<TensorType, std::unique_ptr<ops::GetRows>> get_rows_;
   std::map<std::pair<TensorType, bool>, std::unique_ptr<ops::MoeMatvec>> moe_matvec_;
-  std::map<TensorType, std::unique_ptr<ops::MoeMatvec>> moe_ffn_;
   std::map<std::pair<TensorType, bool>, std::unique_ptr<ops::MoeGemm>> moe_gemm_;
   std::unique_ptr<ops::MoeRoute> moe_route_;
   std::unique_ptr<ops::SharedExpertGate> shared_expert_gate_;

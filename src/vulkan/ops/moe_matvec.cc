@@ -14,13 +14,6 @@ struct Push {
   float eps;
 };
 static_assert(sizeof(Push) == 84, "mirrors the push block of shaders/moe_matvec.comp");
-struct FusedPush {  // FUSE_DOWN
-  Push base;
-  uint32_t down_rows, n_tokens, n_workgroups;
-  uint32_t planes2[4];
-  uint32_t counter_word;
-};
-static_assert(sizeof(FusedPush) == 116, "mirrors the push block of shaders/moe_matvec.comp with FUSE_DOWN");
 constexpr uint32_t kMaxRoutedExperts = 1024, kMaxRoutedK = 64;  // moe_matvec.comp's kMaxExperts, kMaxK
 
 }  // namespace
@@ -37,10 +30,7 @@ Result<std::unique_ptr<MoeMatvec>> MoeMatvec::create(const Device& device, Tenso
   m->int8_ = options.int8 && caps.int8_dot && int8_capable(type);
   const bool sg = options.subgroup && caps.subgroup_arithmetic;
   m->subgroup_ = sg;
-  if (options.fuse_down && (!options.swiglu || !m->int8_ || !sg || !caps.int64_atomics))
-    return error("moe_matvec with the down projection fused needs a gate/up pair of an int8 type, subgroups and "
-                 "64-bit atomics");
-  const uint32_t group_size = options.group_size ? options.group_size : options.fuse_down ? 256 : 128;
+  const uint32_t group_size = options.group_size ? options.group_size : 128;
   if ((group_size & (group_size - 1)) != 0 || group_size > caps.max_workgroup_invocations)
     return error("moe_matvec workgroup of %u threads: not a power of two or over the device's %u", group_size,
                  caps.max_workgroup_invocations);
@@ -52,12 +42,7 @@ Result<std::unique_ptr<MoeMatvec>> MoeMatvec::create(const Device& device, Tenso
   if (rows > group_size) return error("moe_matvec: %u rows per set exceed %u threads", rows, group_size);
   m->group_size_ = group_size;
   m->rows_per_set_ = rows;
-  if (options.fuse_down && (group_size * rows < 32 || group_size * rows / 32 < rows))
-    return error("moe_matvec: %u threads of %u rows do not make 32-row workgroups", group_size, rows);
-  const std::string shader = "moe_matvec_" + shader_type_suffix(type) + (m->int8_ ? "_int8" : "") + (sg ? "_sg" : "") +
-                             (options.fuse_down ? "_fused" : "");
-  m->n_bindings_ = options.fuse_down ? 12 : 9;
-  m->push_bytes_ = options.fuse_down ? sizeof(FusedPush) : sizeof(Push);
+  const std::string shader = "moe_matvec_" + shader_type_suffix(type) + (m->int8_ ? "_int8" : "") + (sg ? "_sg" : "");
   m->device_ = &device;
   m->shader_ = shader;
   m->spec_ = {group_size, rows, options.swiglu ? 1u : 0u, min_sg};
@@ -69,7 +54,7 @@ Result<const Pipeline*> MoeMatvec::pipeline_for(uint32_t flags) const {
   if (!p) {
     std::vector<uint32_t> spec = spec_;
     spec.push_back(flags);
-    auto made = make_pipeline(*device_, shader_, n_bindings_, push_bytes_, std::move(spec));
+    auto made = make_pipeline(*device_, shader_, 9, sizeof(Push), std::move(spec));
     if (!made.ok()) {
       by_flags_.erase(flags);
       return made.status();
@@ -83,7 +68,7 @@ Status MoeMatvec::record_swiglu(Commands& cmd, const WeightBuffer& gate, const W
                                 const Activations& x, const BufferRange& ids, const Activations& y,
                                 uint32_t n_tokens, uint32_t k, const MoeRouting* routing,
                                 const MoeInputNorm* norm) const {
-  if (!options_.swiglu || options_.fuse_down) return error("this moe_matvec was not made for gate/up pairs alone");
+  if (!options_.swiglu) return error("this moe_matvec was not made for gate/up pairs");
   if (up.type() != gate.type() || up.rows() != gate.rows() || up.cols() != gate.cols())
     return error("moe_matvec gate/up differ: gate %s %lld x %lld, up %s %lld x %lld",
                  std::string(type_name(gate.type())).c_str(), (long long)gate.rows(), (long long)gate.cols(),
@@ -102,7 +87,7 @@ Status MoeMatvec::record_swiglu(Commands& cmd, const WeightBuffer& gate, const W
 Status MoeMatvec::record_down(Commands& cmd, const WeightBuffer& w, uint32_t n_expert, const Activations& x,
                               const BufferRange& ids, const BufferRange& weights, const Activations& y,
                               uint32_t n_tokens, uint32_t k, bool accumulate, const MoeSharedExpert* shared) const {
-  if (options_.swiglu) return error("this moe_matvec was made for gate/up pairs: use record_swiglu or record_ffn");
+  if (options_.swiglu) return error("this moe_matvec was made for gate/up pairs: use record_swiglu");
   if (shared) {
     const WeightBuffer& s = *shared->w;
     if (s.type() != w.type() || n_expert == 0 || s.rows() * n_expert != w.rows() || s.cols() != w.cols() ||
@@ -174,61 +159,6 @@ Status MoeMatvec::record_any(Commands& cmd, const WeightBuffer& w0, const Weight
                                   shared ? shared->gate_weight : norm && norm->out ? norm->out->range : ids};
   ZINC_ASSIGN_OR_RETURN(const Pipeline* pipeline, pipeline_for(flags));
   cmd.dispatch(*pipeline, buffers, &push, sizeof push, (rows + rows_per_group - 1) / rows_per_group, n_items);
-  return Status();
-}
-
-const char* MoeMatvec::ffn_refusal(const DeviceCaps& caps, const WeightBuffer& gate, const WeightBuffer& up,
-                                   const WeightBuffer& down, uint32_t n_expert) {
-  if (!caps.int8_dot || !caps.subgroup_arithmetic || !caps.int64_atomics)
-    return "no int8 dot products, subgroup arithmetic or 64-bit atomics";
-  if (!int8_capable(gate.type())) return "a type without int8 products";
-  if (up.type() != gate.type() || down.type() != gate.type()) return "gate, up and down of different types";
-  if (n_expert == 0 || gate.rows() % n_expert != 0 || gate.rows() != up.rows() || gate.cols() != up.cols())
-    return "gate and up of different shapes";
-  const int64_t rows = gate.rows() / n_expert;
-  if (rows % 32 != 0 || down.cols() != rows || down.rows() != gate.cols() * n_expert) return "down does not match";
-  if (gate.chunks().size() != 1 || up.chunks().size() != 1 || down.chunks().size() != 1) return "experts in several chunks";
-  return nullptr;
-}
-
-Status MoeMatvec::record_ffn(Commands& cmd, const WeightBuffer& gate, const WeightBuffer& up, const WeightBuffer& down,
-                             uint32_t n_expert, const Activations& x, const BufferRange& ids,
-                             const BufferRange& weights, const Activations& y, uint32_t n_tokens, uint32_t k,
-                             bool accumulate, const MoeFfnSum& sum, const MoeRouting* routing,
-                             const MoeInputNorm* norm, const MoeFfnSharedSlot* shared) const {
-  if (!options_.fuse_down) return error("this moe_matvec was not made with the down projection fused");
-  if (gate.type() != type_) return error("moe_matvec for %s given a %s matrix", std::string(type_name(type_)).c_str(),
-                 std::string(type_name(gate.type())).c_str());
-  if (const char* why = ffn_refusal(device_->caps(), gate, up, down, n_expert)) return error("moe_matvec ffn: %s", why);
-  if (k == 0 || n_tokens == 0) return error("moe_matvec ffn: k %u, %u tokens", k, n_tokens);
-  if (routing && (n_expert > kMaxRoutedExperts || k > kMaxRoutedK || k > n_expert || routing->logits.stride < n_expert))
-    return error("moe_matvec routing of top-%u among %u experts (at most %u of %u; logits stride %u)", k, n_expert,
-                 kMaxRoutedK, kMaxRoutedExperts, routing->logits.stride);
-  if (shared && (routing || n_expert != 1 || k != 1))
-    return error("moe_matvec ffn: a shared expert slot is one expert, unrouted");
-  if (norm && !routing && !shared) return error("moe_matvec ffn: x normalised by a dispatch that does not route");
-  if (norm && (norm->n_partials == 0 || norm->out)) return error("moe_matvec ffn: x normalised from no partials, or written");
-  const uint32_t rows = uint32_t(gate.rows() / n_expert), cols = uint32_t(gate.cols());
-  if (x.stride % 4 != 0 || x.stride < cols)
-    return error("moe_matvec x stride %u: must be a multiple of 4 and at least cols %u", x.stride, cols);
-  if (y.stride < cols) return error("moe_matvec ffn y stride %u is less than %u", y.stride, cols);
-  const uint64_t n_items = uint64_t(n_tokens) * k;
-  if (n_items > 65535) return error("moe_matvec ffn: %llu slots in one dispatch", (unsigned long long)n_items);
-  const uint32_t lanes = group_size_ * rows_per_set_ / 32;
-  const WeightChunk &c0 = gate.chunks()[0], &c1 = up.chunks()[0], &c2 = down.chunks()[0];
-  const uint32_t flags = (accumulate ? 1u : 0u) | (routing ? 2u : 0u) | (routing && routing->normalize ? 4u : 0u) |
-                         (norm ? 16u : 0u) | (norm && routing ? 64u : 0u) | (routing && routing->ranked ? 128u : 0u) |
-                         (shared ? 512u : 0u);
-  const FusedPush push{{rows, cols, k, n_expert, x.stride, y.stride, flags, lanes,
-                        {c0.q_word, c0.h_word, c0.m_word, 0}, {c1.q_word, c1.h_word, c1.m_word, 0},
-                        routing ? routing->logits.stride : 0, 0, 0, norm ? norm->n_partials : 0, norm ? norm->eps : 0.f},
-                       cols, n_tokens, sum.n_workgroups, {c2.q_word, c2.h_word, c2.m_word, 0}, sum.counter_word};
-  const BufferRange buffers[12] = {whole(*c0.buffer), whole(*c1.buffer), x.range, y.range, ids,
-                                   routing ? routing->weights : weights, routing ? routing->logits.range : ids,
-                                   norm ? norm->partials : ids, shared ? shared->gate_weight : ids,
-                                   whole(*c2.buffer), sum.acc, sum.counters};
-  ZINC_ASSIGN_OR_RETURN(const Pipeline* pipeline, pipeline_for(flags));
-  cmd.dispatch(*pipeline, buffers, &push, sizeof push, rows / 32, uint32_t(n_items));
   return Status();
 }
 

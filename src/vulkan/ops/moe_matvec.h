@@ -26,9 +26,6 @@ struct MoeMatvecOptions {
   // per workgroup, so fewer workgroups, each lane taking more of the row's groups; 0: a lane per
   // (expert, group) term up to the workgroup size.
   uint32_t max_lanes = 0;
-  // record_ffn() instead: the down projection in the gate/up dispatch (needs int8 dot products,
-  // subgroups and 64-bit buffer atomics; 256 threads a workgroup unless group_size says).
-  bool fuse_down = false;
 };
 
 // Routing done by the gate/up dispatch itself (as MoeRoute: softmax gating): the ids range
@@ -64,23 +61,6 @@ struct MoeSharedExpert {
   uint32_t gate_cols = 0;
 };
 
-// Where record_ffn() adds its products: acc (n_tokens * the down rows int64 words at 2^-32,
-// zero) and the counter at counters[counter_word] (zero), shared by every dispatch that adds
-// into acc in one stage; n_workgroups counts all of their workgroups (MoeMatvec::ffn_workgroups).
-// The last of them writes y and leaves acc and the counter at zero again.
-struct MoeFfnSum {
-  BufferRange acc;
-  BufferRange counters;
-  uint32_t counter_word = 0;
-  uint32_t n_workgroups = 0;
-};
-
-// A shared expert run by record_ffn() as one slot a token: expert 0 of n_expert = 1, weighted
-// by sigmoid(gate_weight . x n) (n from MoeInputNorm, else 1).
-struct MoeFfnSharedSlot {
-  BufferRange gate_weight;  // cols floats
-};
-
 // About one wave of the kernel's 128-thread workgroups on the H200 (5 a multiprocessor).
 inline constexpr uint32_t kMoeWaveWorkgroups = 640;
 
@@ -102,23 +82,6 @@ class MoeMatvec {
   Status record_down(Commands& cmd, const WeightBuffer& w, uint32_t n_expert, const Activations& x,
                      const BufferRange& ids, const BufferRange& weights, const Activations& y, uint32_t n_tokens,
                      uint32_t k, bool accumulate = false, const MoeSharedExpert* shared = nullptr) const;
-
-  // The expert FFN in one dispatch (MoeMatvecOptions::fuse_down): for each slot s = t * k + j,
-  // y[t] (+)= w_s * down[e] (silu(gate[e] x[t]) * (up[e] x[t])), e and w_s from `routing` (or
-  // ids and `weights` without it, or `shared`), summed as MoeFfnSum says. Each workgroup takes
-  // 32 rows of one slot's gate/up and the matching 32 columns of down (rows a multiple of 32).
-  Status record_ffn(Commands& cmd, const WeightBuffer& gate, const WeightBuffer& up, const WeightBuffer& down,
-                    uint32_t n_expert, const Activations& x, const BufferRange& ids, const BufferRange& weights,
-                    const Activations& y, uint32_t n_tokens, uint32_t k, bool accumulate, const MoeFfnSum& sum,
-                    const MoeRouting* routing = nullptr, const MoeInputNorm* norm = nullptr,
-                    const MoeFfnSharedSlot* shared = nullptr) const;
-  // The workgroups of one record_ffn() dispatch.
-  static uint32_t ffn_workgroups(uint32_t rows_per_expert, uint32_t n_tokens, uint32_t k) {
-    return rows_per_expert / 32 * n_tokens * k;
-  }
-  // Why record_ffn() cannot run these matrices on this device (nullptr: it can).
-  static const char* ffn_refusal(const DeviceCaps& caps, const WeightBuffer& gate, const WeightBuffer& up,
-                                 const WeightBuffer& down, uint32_t n_expert);
 
   bool uses_int8() const { return int8_; }
   bool takes_ranked_ids() const { return subgroup_; }  // MoeRouting::ranked
@@ -143,8 +106,6 @@ class MoeMatvec {
   const Device* device_ = nullptr;
   std::string shader_;
   std::vector<uint32_t> spec_;  // without kFlagsUsed
-  uint32_t n_bindings_ = 9;
-  uint32_t push_bytes_ = 0;
   mutable std::map<uint32_t, std::unique_ptr<Pipeline>> by_flags_;
   Result<const Pipeline*> pipeline_for(uint32_t flags) const;
 };

@@ -23,16 +23,6 @@
 // multiplied by n first (a router folded into the projection before it:
 // src/vulkan/router_fold.h); with bit 7 (SUBGROUP) the ids arrive ranked already (by the
 // logits' producer: matvec_topk.glsl) and the routing only computes the weights.
-// With FUSE_DOWN (kPair, subgroups, 32 rows a workgroup: workgroup x takes rows 32x..32x+31) the
-// expert's down projection follows in the same dispatch: the workgroup multiplies its 32 values
-// of the activation (times the slot's weight) with columns 32x..32x+31 of W2[e] (binding 9, the
-// stacked down matrices, down_rows rows an expert) and adds the products into acc (binding 10,
-// int64 at 2^-32: integer sums do not depend on the order the workgroups add in); the last of
-// the n_workgroups workgroups that add into acc (counted at counters[counter_word], binding 11;
-// other dispatches of this stage may share acc) writes y[t] (+)= acc[t] (flags bit 0) and leaves
-// acc and the counter at zero. The slot's weight: the routing's (bits 1, 2), route_w[item] without
-// routing, or with bit 9 (a shared expert: one slot a token, expert 0) sigmoid(gate_w . x n), x
-// normalised from partials (bit 4, gate_w at binding 8).
 // Defines as shaders/matvec.comp: TYPE_<T>, INT8, SUBGROUP.
 #extension GL_EXT_control_flow_attributes : enable
 #ifdef SUBGROUP
@@ -50,13 +40,7 @@ layout(constant_id = 3) const uint kMinSubgroupSize = 1;
 layout(constant_id = 4) const uint kFlagsUsed = 0xffffffffu;
 #define FLAGS (p.flags & kFlagsUsed)
 
-#ifdef FUSE_DOWN
-#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
-#extension GL_EXT_shader_atomic_int64 : require
-#define THREE_WEIGHTS
-#else
 #define TWO_WEIGHTS
-#endif
 #include "quant.glsl"
 #include "reduce.glsl"
 #ifdef INT8
@@ -74,10 +58,6 @@ layout(std430, binding = 6) readonly buffer SX1 { float sx1[]; };
 layout(std430, binding = 7) readonly buffer H { float hx[]; };
 layout(std430, binding = 8) readonly buffer GW { float gate_w[]; };
 layout(std430, binding = 8) writeonly buffer XN { float xn_out[]; };
-#ifdef FUSE_DOWN
-layout(std430, binding = 10) coherent buffer Acc { int64_t acc[]; };
-layout(std430, binding = 11) coherent buffer Counters { uint counters[]; };
-#endif
 
 layout(push_constant) uniform Push {
   uint rows;      // rows of one expert
@@ -94,13 +74,6 @@ layout(push_constant) uniform Push {
   uint logit_stride;
   uint sx_stride, h_stride, h_cols;  // the shared expert's input, the gate's input and its width
   float eps;                         // of the normalisation (bit 4)
-#ifdef FUSE_DOWN
-  uint down_rows;     // rows of one expert's down matrix
-  uint n_tokens;      // rows of acc and y
-  uint n_workgroups;  // that add into acc this stage
-  uvec4 planes2;      // of W2 (at a 16-byte offset)
-  uint counter_word;
-#endif
 } p;
 
 const uint kMats = kPair ? 2 : 1;
@@ -131,7 +104,7 @@ float partial_squares(uint t, uint lane, uint step) {
 // With subgroups, subgroup 0 alone ranks (k rounds of a subgroup argmax over s_p, no barrier)
 // while the others wait: every workgroup of the dispatch routes, so the ranking's instructions
 // count k * n / subgroup size per workgroup, not n * n / threads as with ranks.
-uint route(uint t, uint j, bool write, bool weights) {
+uint route(uint t, uint j, bool write) {
   const uint tid = gl_LocalInvocationID.x, n = p.n_expert, base = t * p.logit_stride;
   const bool normed = (FLAGS & 16u) != 0u, scaled = (FLAGS & 64u) != 0u, ranked = (FLAGS & 128u) != 0u;
 #ifdef SUBGROUP
@@ -143,8 +116,8 @@ uint route(uint t, uint j, bool write, bool weights) {
       if (subgroupElect()) s_norm = sn;
       if (scaled) scale = sn;
     }
-    if (ranked) {  // the chosen experts' probabilities
-      if (weights) {
+    if (ranked) {  // the writer's weights: the chosen experts' probabilities
+      if (write) {
         float m = -1.0 / 0.0;
         for (uint e = lane; e < n; e += step) m = max(m, scale * logits[base + e]);
         m = subgroupMax(m);
@@ -259,106 +232,6 @@ void load_x(bool from_shared, uint xrow, uint g, out vec4 xv[8]) {
   [[unroll]] for (uint j = 0; j < 8; ++j) xv[j] = from_shared ? sx4[base / 4 + j] : x4[base / 4 + j];
 }
 
-// The sums of the halves of 32 values of x (elements 0..15, 16..31).
-vec2 half_sums(vec4 xv[8]) {
-  const vec4 s4 = xv[0] + xv[1] + xv[2] + xv[3], s4h = xv[4] + xv[5] + xv[6] + xv[7];
-  return vec2(s4.x + s4.y + s4.z + s4.w, s4h.x + s4h.y + s4h.z + s4h.w);
-}
-
-// One group of a row against 32 values of x in floats; sx: half_sums(xv).
-float float_dot(Group gr, vec4 xv[8], vec2 sx) {
-#ifdef FLOAT_WEIGHTS
-  float r = 0.0;
-  [[unroll]] for (uint i = 0; i < 8; ++i) r += dot(group_vec(gr, i), xv[i]);
-  return r;
-#else
-  float q0 = 0.0, q1 = 0.0;
-  [[unroll]] for (uint i = 0; i < 4; ++i) {
-    q0 += dot(group_vec(gr, i), xv[i]);
-    q1 += dot(group_vec(gr, 4 + i), xv[4 + i]);
-  }
-  float r = gr.ab.x * q0 + gr.ab.y * q1;
-#ifdef HAS_OFFSET
-  r += gr.ab.z * sx.x + gr.ab.w * sx.y;
-#endif
-  return r;
-#endif
-}
-
-#ifdef FUSE_DOWN
-const uint kDownSteps = 4;  // rows of W2 a thread loads at once
-shared float s_act[32];
-shared bool s_last;
-
-// The weight of routed slot j (route()'s s_w, behind its barrier).
-float routed_weight(uint j) {
-  float chosen = 0.0;
-  for (uint i = 0; i < p.k; ++i) chosen += s_w[i];
-  return s_w[j] / ((FLAGS & 4u) != 0u ? max(chosen, 6.103515625e-5) : 1.0);
-}
-
-// A shared expert's slot weight for token t, sigmoid(gate_w . x n); leaves n in s_norm.
-float shared_slot_weight(uint t) {
-  const uint tid = gl_LocalInvocationID.x;
-  float d = 0.0;
-  for (uint i0 = tid; i0 < p.cols; i0 += kUnroll * kGroupSize) {
-    float xv[kUnroll], gv[kUnroll];
-    [[unroll]] for (uint u = 0; u < kUnroll; ++u) {
-      const uint i = min(i0 + u * kGroupSize, p.cols - 1);
-      xv[u] = x1[t * p.x_stride + i];
-      gv[u] = gate_w[i];
-    }
-    [[unroll]] for (uint u = 0; u < kUnroll; ++u) d += i0 + u * kGroupSize < p.cols ? xv[u] * gv[u] : 0.0;
-  }
-  const bool normed = (FLAGS & 16u) != 0u;
-  const float n = normed ? inversesqrt(workgroup_sum(partial_squares(t, tid, kGroupSize)) / float(p.cols) + p.eps) : 1.0;
-  const float gd = workgroup_sum(d);
-  if (tid == 0) s_norm = n;
-  barrier();
-  return 1.0 / (1.0 + exp(-gd * n));
-}
-
-// Columns 32c..32c+31 of W2[e] times s_act, added into acc[t].
-void down_slice(uint t, uint e, uint c) {
-  barrier();  // s_act written
-  vec4 av[8];
-  [[unroll]] for (uint j = 0; j < 8; ++j) av[j] = vec4(s_act[4 * j], s_act[4 * j + 1], s_act[4 * j + 2], s_act[4 * j + 3]);
-  const vec2 sa = half_sums(av);
-  const uint n = p.down_rows, groups = p.rows / 32, blocks = groups / BLOCK_GROUPS;
-  for (uint r0 = gl_LocalInvocationID.x; r0 < n; r0 += kDownSteps * kGroupSize) {
-    Group gr[kDownSteps];
-    [[unroll]] for (uint s = 0; s < kDownSteps; ++s) {
-      const uint row = e * n + min(r0 + s * kGroupSize, n - 1);
-      gr[s] = load_group(2, p.planes2, row * groups + c, row * blocks + c / BLOCK_GROUPS, c % BLOCK_GROUPS);
-    }
-    [[unroll]] for (uint s = 0; s < kDownSteps; ++s) {
-      const uint r = r0 + s * kGroupSize;
-      if (r < n) {
-        const float v = clamp(round(float_dot(gr[s], av, sa) * 4294967296.0), -4.0e18, 4.0e18);
-        atomicAdd(acc[t * n + r], int64_t(v));
-      }
-    }
-  }
-}
-
-// The last workgroup to add into acc writes y (+)= acc * 2^-32 and zeroes acc and the counter.
-void finish_acc() {
-  memoryBarrierBuffer();
-  barrier();
-  if (gl_LocalInvocationID.x == 0) s_last = atomicAdd(counters[p.counter_word], 1u) == p.n_workgroups - 1u;
-  barrier();
-  if (!s_last) return;
-  memoryBarrierBuffer();
-  const uint n = p.down_rows;
-  for (uint i = gl_LocalInvocationID.x; i < p.n_tokens * n; i += kGroupSize) {
-    const uint t = i / n, dst = t * p.y_stride + i - t * n;
-    const float v = float(atomicExchange(acc[i], int64_t(0))) * (1.0 / 4294967296.0);
-    y[dst] = (FLAGS & 1u) != 0u ? y[dst] + v : v;
-  }
-  if (gl_LocalInvocationID.x == 0) counters[p.counter_word] = 0u;
-}
-#endif
-
 void main() {
   init_codebook();
   const uint tid = gl_LocalInvocationID.x;
@@ -384,19 +257,10 @@ void main() {
     shared_gate = 1.0 / (1.0 + exp(-workgroup_sum(d)));
   }
 
-#ifdef FUSE_DOWN
-  const bool fused = true, shared_slot = (FLAGS & 512u) != 0u;
-#else
-  const bool fused = false, shared_slot = false;
-#endif
   const bool routed = kPair && (FLAGS & 2u) != 0u;
-  const bool normed = (routed || shared_slot) && (FLAGS & 16u) != 0u;
-  const bool writer = !fused && gl_WorkGroupID.x == 0 && item % p.k == 0;
-  const uint routed_e = routed ? route(item / p.k, item % p.k, writer, writer || fused) : 0;
-#ifdef FUSE_DOWN
-  const float slot_w = shared_slot ? shared_slot_weight(item) : routed ? routed_weight(item % p.k) : route_w[item];
-#endif
-  const float norm_s = normed ? s_norm : 1.0;  // set by route() or shared_slot_weight(), behind a barrier
+  const bool normed = routed && (FLAGS & 16u) != 0u;
+  const uint routed_e = routed ? route(item / p.k, item % p.k, gl_WorkGroupID.x == 0 && item % p.k == 0) : 0;
+  const float norm_s = normed ? s_norm : 1.0;  // set by route(), behind its barrier
   if (normed && (FLAGS & 32u) != 0u && gl_WorkGroupID.x == 0 && item % p.k == 0) {
     const uint xb = (item / p.k) * p.x_stride;
     for (uint i = tid; i < p.cols; i += kGroupSize) xn_out[(item / p.k) * p.sx_stride + i] = x1[xb + i] * norm_s;
@@ -410,7 +274,7 @@ void main() {
     const uint j = ri / groups, g = ri - j * groups;
     const bool shared_term = with_shared && j == p.k;  // the shared expert's term
     const uint slot = kPair ? item : item * p.k + min(j, p.k - 1);
-    const uint e = routed ? routed_e : shared_slot ? 0u : min(uint(ids[slot]), p.n_expert - 1);
+    const uint e = routed ? routed_e : min(uint(ids[slot]), p.n_expert - 1);
     const uint xrow = kPair ? item / p.k : shared_term ? item : slot;
     const float scale = kPair ? 1.0 : shared_term ? shared_gate : route_w[slot];
     const uint erow = shared_term ? 0 : e * p.rows;
@@ -424,7 +288,10 @@ void main() {
       }
       vec4 xv[8];
       load_x(shared_term, xrow, g, xv);
-      const vec2 sx = half_sums(xv);
+#ifdef HAS_OFFSET
+      const vec4 s4 = xv[0] + xv[1] + xv[2] + xv[3], s4h = xv[4] + xv[5] + xv[6] + xv[7];
+      const float sx0 = s4.x + s4.y + s4.z + s4.w, sx1 = s4h.x + s4h.y + s4h.z + s4h.w;
+#endif
 #ifdef INT8
       const QuantX qx = quantize_x(xv);
 #endif
@@ -440,13 +307,21 @@ void main() {
         s1 -= CODE_CENTER * qx.s1;
 #endif
         float r = qx.d * (gr[v].ab.x * float(s0) + gr[v].ab.y * float(s1));
-#if defined(CODE_CENTER)
-        r += (gr[v].ab.z + CODE_CENTER * gr[v].ab.x) * sx.x + (gr[v].ab.w + CODE_CENTER * gr[v].ab.y) * sx.y;
-#elif defined(HAS_OFFSET)
-        r += gr[v].ab.z * sx.x + gr[v].ab.w * sx.y;
-#endif
+#elif defined(FLOAT_WEIGHTS)
+        float r = 0.0;
+        [[unroll]] for (uint i = 0; i < 8; ++i) r += dot(group_vec(gr[v], i), xv[i]);
 #else
-        const float r = float_dot(gr[v], xv, sx);
+        float q0 = 0.0, q1 = 0.0;
+        [[unroll]] for (uint i = 0; i < 4; ++i) {
+          q0 += dot(group_vec(gr[v], i), xv[i]);
+          q1 += dot(group_vec(gr[v], 4 + i), xv[4 + i]);
+        }
+        float r = gr[v].ab.x * q0 + gr[v].ab.y * q1;
+#endif
+#if defined(INT8) && defined(CODE_CENTER)
+        r += (gr[v].ab.z + CODE_CENTER * gr[v].ab.x) * sx0 + (gr[v].ab.w + CODE_CENTER * gr[v].ab.y) * sx1;
+#elif defined(HAS_OFFSET)
+        r += gr[v].ab.z * sx0 + gr[v].ab.w * sx1;
 #endif
         acc[v] += scale * r;
       }
@@ -488,16 +363,8 @@ void main() {
       up *= norm_s;
       sum = sum / (1.0 + exp(-sum)) * up;
     }
-#ifdef FUSE_DOWN
-    s_act[set * kRows + lane] = sum * slot_w;
-#else
     const uint dst = item * p.y_stride + row0 + lane;
     if ((FLAGS & 1u) != 0u) sum += y[dst];
     y[dst] = sum;
-#endif
   }
-#ifdef FUSE_DOWN
-  down_slice(item / p.k, routed ? routed_e : shared_slot ? 0u : min(uint(ids[item]), p.n_expert - 1), gl_WorkGroupID.x);
-  finish_acc();
-#endif
 }

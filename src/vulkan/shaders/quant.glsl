@@ -1,7 +1,7 @@
 // Reads one 32-element group of a repacked weight matrix (layout: src/vulkan/weights.h).
-// The including shader defines TYPE_<T> (and TWO_WEIGHTS to read a second matrix at binding 1,
-// THREE_WEIGHTS a third at binding 9 as well); bindings 0 (1, 9) belong to this file. Shaders
-// using TABLE_CODES types call init_codebook() before reading groups.
+// The including shader defines TYPE_<T> (and TWO_WEIGHTS to read a second matrix at binding 1);
+// binding 0 (and 1) belong to this file. Shaders using TABLE_CODES types call init_codebook()
+// before reading groups.
 #extension GL_EXT_control_flow_attributes : enable
 
 #if defined(TYPE_F32)
@@ -31,17 +31,7 @@
 layout(std430, binding = 0) readonly buffer WA4 { uvec4 wa4[]; };
 layout(std430, binding = 0) readonly buffer WA2 { uvec2 wa2[]; };
 layout(std430, binding = 0) readonly buffer WA1 { uint wa1[]; };
-#ifdef THREE_WEIGHTS
-layout(std430, binding = 1) readonly buffer WB4 { uvec4 wb4[]; };
-layout(std430, binding = 1) readonly buffer WB2 { uvec2 wb2[]; };
-layout(std430, binding = 1) readonly buffer WB1 { uint wb1[]; };
-layout(std430, binding = 9) readonly buffer WC4 { uvec4 wc4[]; };
-layout(std430, binding = 9) readonly buffer WC2 { uvec2 wc2[]; };
-layout(std430, binding = 9) readonly buffer WC1 { uint wc1[]; };
-uvec4 w_load4(uint which, uint i) { return which == 0u ? wa4[i] : which == 1u ? wb4[i] : wc4[i]; }
-uvec2 w_load2(uint which, uint i) { return which == 0u ? wa2[i] : which == 1u ? wb2[i] : wc2[i]; }
-uint w_load1(uint which, uint i) { return which == 0u ? wa1[i] : which == 1u ? wb1[i] : wc1[i]; }
-#elif defined(TWO_WEIGHTS)
+#ifdef TWO_WEIGHTS
 layout(std430, binding = 1) readonly buffer WB4 { uvec4 wb4[]; };
 layout(std430, binding = 1) readonly buffer WB2 { uvec2 wb2[]; };
 layout(std430, binding = 1) readonly buffer WB1 { uint wb1[]; };

@@ -49,7 +49,6 @@ foreach(type ${ZINC_INT8_TYPES})
   zinc_shader(attention_o_router_${t} attention_o.comp TYPE_${type} ROUTER)
   zinc_shader(moe_matvec_${t}_int8 moe_matvec.comp TYPE_${type} INT8)
   zinc_shader(moe_matvec_${t}_int8_sg moe_matvec.comp TYPE_${type} INT8 SUBGROUP)
-  zinc_shader(moe_matvec_${t}_int8_sg_fused moe_matvec.comp TYPE_${type} INT8 SUBGROUP FUSE_DOWN)
 endforeach()
 # The staged matvec with x prequantized (_px) and / or its phases timed (_clock), for the decode
 # step's types (bench/vulkan_phase_bench.cc, bench/vulkan_ops_bench.cc).
