@@ -26,5 +26,5 @@ for arg in "$@"; do
   strip -o ".dev/zinc_$name" "$bin"
   gzip -f ".dev/zinc_$name"
 done
-cp bench/h200/ab.sh bench/h200/diag.sh bench/h200/device_env.sh .dev/
+cp bench/h200/ab.sh bench/h200/diag.sh bench/h200/table.sh bench/h200/device_env.sh .dev/
 du -sh .gl .dev
