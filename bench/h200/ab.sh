@@ -12,11 +12,7 @@ set -uo pipefail
 source "$(dirname "$0")/device_env.sh"
 names=${1:-M} models=${2:-llama3-8b} rounds=${3:-2} extra=${4:-}
 first=${names%% *} dir=/tmp/models
-mkdir -p "$dir"
-for m in $models; do
-  [ -f "$dir/$m.gguf" ] || .dev/zinc_$first make-model -p "$m" --type Q4_K_M -o "$dir/$m.gguf" >/dev/null &
-done
-wait
+make_models "$first" "$models"
 .dev/zinc_$first devices | head -n 3
 for m in $models; do  # a first short run warms the clocks
   .dev/zinc_$first bench -m "$dir/$m.gguf" -p 0 -n 16 -r 1 --backend vulkan >/dev/null

@@ -6,11 +6,7 @@
 set -uo pipefail
 source "$(dirname "$0")/device_env.sh"
 name=${1:-M} models=${2:-llama3-8b} dir=/tmp/models
-mkdir -p "$dir"
-for m in $models; do
-  [ -f "$dir/$m.gguf" ] || .dev/zinc_$name make-model -p "$m" --type Q4_K_M -o "$dir/$m.gguf" >/dev/null &
-done
-wait
+make_models "$name" "$models"
 .dev/zinc_$name devices | head -n 3
 for m in $models; do
   echo "$m"
