@@ -253,10 +253,16 @@ class Executor {
   std::map<size_t, size_t> routed_gate_ups_;           // decode MoE gate/up op -> the MoeRoute it does
   // A decode MoE down projection that also does the shared expert's down projection and gate:
   // the shared gate/up matvec (op gate_up) is recorded just before it; ops down, gate skipped.
+  // With early_gate the routed gate/up dispatch computes the gate (ops::MoeSharedGate) into
+  // private_ at gate_values, and the down projection reads it.
   struct SharedDown {
     size_t gate_up = 0, down = 0, gate = 0;
+    bool early_gate = false;
+    uint64_t gate_values = 0;
   };
   std::map<size_t, SharedDown> shared_downs_;  // by the routed down projection's op index
+  std::map<size_t, size_t> early_gates_;       // routed gate/up op index -> its shared_downs_ key
+  void plan_early_gates();
   // Buffers kept outside the arena (in private_): router logits read by the routed gate/up
   // dispatch after their last use in the graph, shared-expert activations computed ahead of
   // their place; the arena may give their bytes to other buffers meanwhile.

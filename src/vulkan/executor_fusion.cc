@@ -160,6 +160,7 @@ Status Executor::plan_fusions() {
   plan_shared_experts();
   plan_rope_kv_epilogues();
   ZINC_RETURN_IF_ERROR(plan_router_folds());
+  plan_early_gates();
   plan_attention_o();
   return Status();
 }
@@ -303,6 +304,25 @@ void Executor::plan_shared_experts() {
     skipped_ops_.insert(i4);
     skipped_ops_.insert(i5);
     skipped_ops_.insert(i6);
+  }
+}
+
+void Executor::plan_early_gates() {
+  early_gates_.clear();
+  const auto& ops = graph_.ops();
+  for (auto& [di, sd] : shared_downs_) {
+    const auto& down = std::get<graph::MoeMatmul>(ops[di].params);
+    const size_t gi = size_t(std::max(graph_.buffer(down.in).first_op, 0));
+    const auto* gu = std::get_if<graph::MoeMatmul>(&ops[gi].params);
+    if (!gu || !gu->up || gu->out != down.in || gi >= di) continue;
+    // The gate reads x as the gate/up normalises it: a folded router's gate/up the stream.
+    const auto& gate = std::get<graph::SharedExpertGate>(ops[sd.gate].params);
+    const auto rf = folded_gate_ups_.find(gi);
+    const graph::BufferId x = rf != folded_gate_ups_.end() ? router_folds_.at(rf->second).normed : gu->in;
+    if (gate.x != x || gate.gate->n_elements() != graph_.buffer(x).cols) continue;
+    sd.early_gate = true;
+    sd.gate_values = reserve_private(uint64_t(graph_.buffer(down.ids).rows) * 4);
+    early_gates_[gi] = di;
   }
 }
 

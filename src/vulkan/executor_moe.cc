@@ -1,5 +1,6 @@
 // The executor's MoE and hybrid ops (record_moe_op) and the recurrent-state reset per step.
 #include <algorithm>
+#include <optional>
 #include <variant>
 #include <vector>
 
@@ -78,6 +79,17 @@ Status Executor::record_moe_op(Commands& cmd, size_t index) {
           if (fold->write_normed) wr.push_back(range_of(fold->normed));
         }
       }
+      // The shared expert's gate computed by the routed gate/up (SharedDown::early_gate).
+      std::optional<ops::MoeSharedGate> early_gate;
+      if (const auto eg = early_gates_.find(index); eg != early_gates_.end()) {
+        const SharedDown& sd = shared_downs_.at(eg->second);
+        const auto& gate = std::get<graph::SharedExpertGate>(g.ops()[sd.gate].params);
+        early_gate = ops::MoeSharedGate{weights_.vector(gate.gate), private_act(sd.gate_values, uint64_t(n_tokens) * 4, 1).range};
+        wr.push_back(private_range(sd.gate_values, uint64_t(n_tokens) * 4));
+      }
+      const ops::MoeSharedGate* sg = early_gate ? &*early_gate : nullptr;
+      if (const auto sd = shared_downs_.find(index); sd != shared_downs_.end() && sd->second.early_gate)
+        rd.push_back(private_range(sd->second.gate_values, uint64_t(n_tokens) * 4));
       access(cmd, rd, wr);
       ZINC_ASSIGN_OR_RETURN(const ops::MoeMatvec* kern, kernels_.moe_matvec(w->type(), up != nullptr));
       if (routed != routed_gate_ups_.end()) {
@@ -89,20 +101,23 @@ Status Executor::record_moe_op(Commands& cmd, size_t index) {
           const ops::MoeInputNorm norm{norm_partials(*fold), partial_words(*fold), fold->eps,
                                        fold->write_normed ? &normed : nullptr};
           return kern->record_swiglu(cmd, *w, *up, n_expert, weighted_stream(*fold), act(m->ids).range,
-                                     act(m->out), n_tokens, k, &routing, &norm);
+                                     act(m->out), n_tokens, k, &routing, &norm, sg);
         }
         return kern->record_swiglu(cmd, *w, *up, n_expert, act(m->in), act(m->ids).range, act(m->out), n_tokens, k,
-                                   &routing);
+                                   &routing, nullptr, sg);
       }
-      if (up) return kern->record_swiglu(cmd, *w, *up, n_expert, act(m->in), act(m->ids).range, act(m->out), n_tokens, k);
+      if (up)
+        return kern->record_swiglu(cmd, *w, *up, n_expert, act(m->in), act(m->ids).range, act(m->out), n_tokens, k,
+                                   nullptr, nullptr, sg);
       const auto sd = shared_downs_.find(index);
       if (sd == shared_downs_.end())
         return kern->record_down(cmd, *w, n_expert, act(m->in), act(m->ids).range, act(m->weights).range, act(out),
                                  n_tokens, k, folded);
       const auto& mm = std::get<graph::Matmul>(g.ops()[sd->second.down].params);
       const auto& gate = std::get<graph::SharedExpertGate>(g.ops()[sd->second.gate].params);
+      const BufferRange gate_values = private_act(sd->second.gate_values, uint64_t(n_tokens) * 4, 1).range;
       const ops::MoeSharedExpert shared{weights_.matrix(mm.w), act(mm.in), act(gate.x), weights_.vector(gate.gate),
-                                        uint32_t(g.buffer(gate.x).cols)};
+                                        uint32_t(g.buffer(gate.x).cols), sd->second.early_gate ? &gate_values : nullptr};
       return kern->record_down(cmd, *w, n_expert, act(m->in), act(m->ids).range, act(m->weights).range, act(out),
                                n_tokens, k, folded, &shared);
     }

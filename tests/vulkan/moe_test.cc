@@ -188,14 +188,25 @@ void check_moe(const MoeShape& s, bool int8) {
   auto bwx = host_buffer(weighted), bp = host_buffer(partials), bz = host_buffer(z);
   auto nids = host_buffer(std::vector<float>(T * k, -1.f)), nrw = host_buffer({}, T * k);
   auto nact = host_buffer({}, size_t(T * k * s.ff)), bxn = host_buffer({}, x.size());
+  // The shared expert's gate of the normalised x computed on the way (ops::MoeSharedGate).
+  const auto sgw = random_floats(embd, 23, 0.05f);
+  auto bsgw = host_buffer(sgw), bgates = host_buffer({}, T);
   run([&](Commands& c) {
     const ops::MoeRouting routing{{{bz.get()}, E}, {nrw.get()}, true};
     const ops::Activations normed{{bxn.get()}, embd};
     const ops::MoeInputNorm norm{{bp.get()}, P, eps, &normed};
+    const ops::MoeSharedGate gate{{bsgw.get()}, {bgates.get()}};
     Status st = (*pair)->record_swiglu(c, *wg, *wu, E, {{bwx.get()}, embd}, {nids.get()}, {{nact.get()}, ff}, T, k,
-                                       &routing, &norm);
+                                       &routing, &norm, &gate);
     ASSERT_TRUE(st.ok()) << st.message();
   });
+  std::vector<float> gates_ref(T);
+  for (uint32_t t = 0; t < T; ++t) {
+    double d = 0;
+    for (uint32_t c = 0; c < embd; ++c) d += double(xn[t * embd + c]) * sgw[c];
+    gates_ref[t] = float(1 / (1 + std::exp(-d)));
+  }
+  expect_near_all(read_floats(*bgates, T), gates_ref, 1e-5f, "shared gate of the normalised x");
   std::memcpy(ids.data(), nids->mapped(), ids.size() * 4);
   EXPECT_EQ(ids, want.ids);
   expect_near_all(read_floats(*nrw, T * k), want.weights, 1e-5f, "weights, scaled logits");
@@ -273,6 +284,32 @@ void check_moe(const MoeShape& s, bool int8) {
     }
     expect_near_all(read_floats(*bout, want.out.size()), with_shared, rel * max_abs(with_shared), "out with shared expert");
   }
+  // The gate computed by the gate/up dispatch of x (not normalised) and read by the down projection.
+  const auto gw = random_floats(embd, 24, 0.05f);
+  auto bgw = host_buffer(gw), bg = host_buffer({}, T), gact = host_buffer({}, size_t(T * k * s.ff));
+  run([&](Commands& c) {
+    const ops::MoeSharedGate gate{{bgw.get()}, {bg.get()}};
+    Status st = (*pair)->record_swiglu(c, *wg, *wu, E, {{bx.get()}, embd}, {bids.get()}, {{gact.get()}, ff}, T, k,
+                                       nullptr, nullptr, &gate);
+    ASSERT_TRUE(st.ok()) << st.message();
+    c.barrier();
+    const BufferRange values{bg.get()};
+    const ops::MoeSharedExpert shared{wsb.get(), {{bsx.get()}, ff}, {{bx.get()}, embd}, {bgw.get()}, embd, &values};
+    st = (*dn)->record_down(c, *wd, E, {{bact.get()}, ff}, {bids.get()}, {bw.get()}, {{bout.get()}, embd}, T, k,
+                            false, &shared);
+    ASSERT_TRUE(st.ok()) << st.message();
+  });
+  expect_near_all(read_floats(*gact, want.act.size()), act, 0.f, "act beside the shared gate");
+  std::vector<float> gate_x(T), with_gate = out_ref;
+  for (uint32_t t = 0; t < T; ++t) {
+    double d = 0;
+    for (uint32_t c = 0; c < embd; ++c) d += double(x[t * embd + c]) * gw[c];
+    gate_x[t] = float(1 / (1 + std::exp(-d)));
+    for (int64_t r = 0; r < s.embd; ++r)
+      with_gate[size_t(t * s.embd + r)] += float(gate_x[t] * shared_out[size_t(t * s.embd + r)]);
+  }
+  expect_near_all(read_floats(*bg, T), gate_x, 1e-5f, "shared gate of x");
+  expect_near_all(read_floats(*bout, want.out.size()), with_gate, rel * max_abs(with_gate), "out with the gate given");
 }
 
 // The prefill path: device grouping, expert GEMMs, combine; ids from the device router.

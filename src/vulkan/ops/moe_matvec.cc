@@ -54,7 +54,7 @@ Result<const Pipeline*> MoeMatvec::pipeline_for(uint32_t flags) const {
   if (!p) {
     std::vector<uint32_t> spec = spec_;
     spec.push_back(flags);
-    auto made = make_pipeline(*device_, shader_, 9, sizeof(Push), std::move(spec));
+    auto made = make_pipeline(*device_, shader_, 11, sizeof(Push), std::move(spec));
     if (!made.ok()) {
       by_flags_.erase(flags);
       return made.status();
@@ -67,7 +67,7 @@ Result<const Pipeline*> MoeMatvec::pipeline_for(uint32_t flags) const {
 Status MoeMatvec::record_swiglu(Commands& cmd, const WeightBuffer& gate, const WeightBuffer& up, uint32_t n_expert,
                                 const Activations& x, const BufferRange& ids, const Activations& y,
                                 uint32_t n_tokens, uint32_t k, const MoeRouting* routing,
-                                const MoeInputNorm* norm) const {
+                                const MoeInputNorm* norm, const MoeSharedGate* shared_gate) const {
   if (!options_.swiglu) return error("this moe_matvec was not made for gate/up pairs");
   if (up.type() != gate.type() || up.rows() != gate.rows() || up.cols() != gate.cols())
     return error("moe_matvec gate/up differ: gate %s %lld x %lld, up %s %lld x %lld",
@@ -81,7 +81,8 @@ Status MoeMatvec::record_swiglu(Commands& cmd, const WeightBuffer& gate, const W
   if (norm && norm->out && norm->out->stride < gate.cols())
     return error("moe_matvec normalised x stride %u is less than cols %lld", norm->out->stride, (long long)gate.cols());
   if (norm && norm->n_partials == 0) return error("moe_matvec: x normalised from no partial sums");
-  return record_any(cmd, gate, &up, n_expert, x, ids, nullptr, y, n_tokens * k, k, false, routing, nullptr, norm);
+  return record_any(cmd, gate, &up, n_expert, x, ids, nullptr, y, n_tokens * k, k, false, routing, nullptr, norm,
+                    shared_gate);
 }
 
 Status MoeMatvec::record_down(Commands& cmd, const WeightBuffer& w, uint32_t n_expert, const Activations& x,
@@ -100,14 +101,14 @@ Status MoeMatvec::record_down(Commands& cmd, const WeightBuffer& w, uint32_t n_e
       return error("moe_matvec shared expert strides %u / %u", shared->x.stride, shared->gate_in.stride);
   }
   return record_any(cmd, w, shared ? shared->w : nullptr, n_expert, x, ids, &weights, y, n_tokens, k, accumulate,
-                    nullptr, shared, nullptr);
+                    nullptr, shared, nullptr, nullptr);
 }
 
 Status MoeMatvec::record_any(Commands& cmd, const WeightBuffer& w0, const WeightBuffer* w1, uint32_t n_expert,
                              const Activations& x, const BufferRange& ids, const BufferRange* weights,
                              const Activations& y, uint32_t n_items, uint32_t k, bool accumulate,
                              const MoeRouting* routing, const MoeSharedExpert* shared,
-                             const MoeInputNorm* norm) const {
+                             const MoeInputNorm* norm, const MoeSharedGate* shared_gate) const {
   if (w0.type() != type_)
     return error("moe_matvec for %s given a %s matrix", std::string(type_name(type_)).c_str(),
                  std::string(type_name(w0.type())).c_str());
@@ -145,18 +146,21 @@ Status MoeMatvec::record_any(Commands& cmd, const WeightBuffer& w0, const Weight
   const WeightChunk& c1 = w1 ? w1->chunks()[0] : c0;
   const uint32_t flags = (accumulate ? 1u : 0u) | (routing ? 2u : 0u) | (routing && routing->normalize ? 4u : 0u) |
                          (shared ? 8u : 0u) | (norm ? 16u : 0u) | (norm && norm->out ? 32u : 0u) |
-                         (norm ? 64u : 0u) | (routing && routing->ranked ? 128u : 0u);
+                         (norm ? 64u : 0u) | (routing && routing->ranked ? 128u : 0u) |
+                         (shared_gate || (shared && shared->gate_values) ? 256u : 0u);
   const Push push{rows, uint32_t(w0.cols()), k, n_expert, x.stride, y.stride, flags, lanes,
                   {c0.q_word, c0.h_word, c0.m_word, 0}, {c1.q_word, c1.h_word, c1.m_word, 0},
                   routing ? routing->logits.stride : 0,
                   shared ? shared->x.stride : norm && norm->out ? norm->out->stride : 0,
                   shared ? shared->gate_in.stride : 0,
                   shared ? shared->gate_cols : norm ? norm->n_partials : 0, norm ? norm->eps : 0.f};
-  const BufferRange buffers[9] = {whole(*c0.buffer), whole(*c1.buffer), x.range, y.range, ids,
-                                  routing ? routing->weights : weights ? *weights : ids,
-                                  routing ? routing->logits.range : shared ? shared->x.range : ids,
-                                  shared ? shared->gate_in.range : norm ? norm->partials : ids,
-                                  shared ? shared->gate_weight : norm && norm->out ? norm->out->range : ids};
+  const BufferRange buffers[11] = {whole(*c0.buffer), whole(*c1.buffer), x.range, y.range, ids,
+                                   routing ? routing->weights : weights ? *weights : ids,
+                                   routing ? routing->logits.range : shared ? shared->x.range : ids,
+                                   shared ? shared->gate_in.range : norm ? norm->partials : ids,
+                                   shared ? shared->gate_weight : norm && norm->out ? norm->out->range : ids,
+                                   shared_gate ? shared_gate->weight : ids,
+                                   shared_gate ? shared_gate->values : shared && shared->gate_values ? *shared->gate_values : ids};
   ZINC_ASSIGN_OR_RETURN(const Pipeline* pipeline, pipeline_for(flags));
   cmd.dispatch(*pipeline, buffers, &push, sizeof push, (rows + rows_per_group - 1) / rows_per_group, n_items);
   return Status();

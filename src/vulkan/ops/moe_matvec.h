@@ -52,13 +52,22 @@ struct MoeInputNorm {
 };
 
 // The shared expert's down projection as one more term of the routed down projection:
-// y[t] += sigmoid(gate_weight . gate_in[t]) * (w x[t]), w of the experts' type and shape.
+// y[t] += sigmoid(gate_weight . gate_in[t]) * (w x[t]), w of the experts' type and shape; with
+// gate_values, y[t] += gate_values[t] * (w x[t]) (a gate/up dispatch's MoeSharedGate).
 struct MoeSharedExpert {
   const WeightBuffer* w = nullptr;
   Activations x;
   Activations gate_in;  // gate_cols floats per token
   BufferRange gate_weight;
   uint32_t gate_cols = 0;
+  const BufferRange* gate_values = nullptr;
+};
+
+// The shared expert's gate, sigmoid(weight . x[t] n) (x as the gate/up dispatch reads it, n its
+// norm factor, 1 without MoeInputNorm), written to values[t] by the gate/up dispatch.
+struct MoeSharedGate {
+  BufferRange weight;  // cols floats
+  BufferRange values;  // a float a token
 };
 
 // About one wave of the kernel's 128-thread workgroups on the H200 (5 a multiprocessor).
@@ -74,9 +83,11 @@ class MoeMatvec {
   // e = ids[s], r < rows = gate.rows() / n_expert.
   // With `routing`, e = the expert of rank j = s % k for token t (ids is then written).
   // With `norm` (and routing), x is normalised first.
+  // With `shared_gate`, the shared expert's gate too.
   Status record_swiglu(Commands& cmd, const WeightBuffer& gate, const WeightBuffer& up, uint32_t n_expert,
                        const Activations& x, const BufferRange& ids, const Activations& y, uint32_t n_tokens,
-                       uint32_t k, const MoeRouting* routing = nullptr, const MoeInputNorm* norm = nullptr) const;
+                       uint32_t k, const MoeRouting* routing = nullptr, const MoeInputNorm* norm = nullptr,
+                       const MoeSharedGate* shared_gate = nullptr) const;
   // y[t][r] (+)= sum_j weights[t * k + j] * (w[ids[t * k + j]] x[t * k + j])[r]; adds to y when
   // `accumulate`.
   Status record_down(Commands& cmd, const WeightBuffer& w, uint32_t n_expert, const Activations& x,
@@ -91,7 +102,7 @@ class MoeMatvec {
   Status record_any(Commands& cmd, const WeightBuffer& w0, const WeightBuffer* w1, uint32_t n_expert,
                     const Activations& x, const BufferRange& ids, const BufferRange* weights, const Activations& y,
                     uint32_t n_items, uint32_t k, bool accumulate, const MoeRouting* routing,
-                    const MoeSharedExpert* shared, const MoeInputNorm* norm) const;
+                    const MoeSharedExpert* shared, const MoeInputNorm* norm, const MoeSharedGate* shared_gate) const;
 
   TensorType type_ = TensorType::F32;
   MoeMatvecOptions options_;

@@ -14,7 +14,10 @@
 // lower id), and workgroup 0 of slot t * k writes the token's ids and weights (renormalised with
 // flags bit 2) for the down projection: no separate routing dispatch.
 // With flags bit 3 (down only) the shared expert joins as a (k+1)-th term: W1 (one matrix of
-// `rows` rows, same type and cols) times sx[t], weighted by sigmoid(gate_w . h[t]).
+// `rows` rows, same type and cols) times sx[t], weighted by sigmoid(gate_w . h[t]), or with bit 8
+// by gates[t] (binding 10) as a gate/up dispatch with bit 8 left it: there workgroup 0 of slot
+// t * k writes gates[t] = sigmoid(shared_gate_w . x[t] n) (binding 9), so that no down workgroup
+// waits for that sum before its weights are requested.
 // With flags bit 4 (kPair with routing only) x arrives as h * norm weight, from a producer that
 // also stored partial sums of squares of h (matvec_norm_out.glsl): h_cols of them a token at
 // binding 7; each workgroup takes its token's n = 1 / sqrt(sum / cols + eps) while it routes
@@ -58,6 +61,8 @@ layout(std430, binding = 6) readonly buffer SX1 { float sx1[]; };
 layout(std430, binding = 7) readonly buffer H { float hx[]; };
 layout(std430, binding = 8) readonly buffer GW { float gate_w[]; };
 layout(std430, binding = 8) writeonly buffer XN { float xn_out[]; };
+layout(std430, binding = 9) readonly buffer SGW { float shared_gate_w[]; };
+layout(std430, binding = 10) buffer Gates { float gates[]; };
 
 layout(push_constant) uniform Push {
   uint rows;      // rows of one expert
@@ -243,7 +248,9 @@ void main() {
   const bool with_shared = !kPair && (FLAGS & 8u) != 0u;
   const uint n_sub = kPair ? 1 : p.k + (with_shared ? 1 : 0);
   float shared_gate = 0.0;
-  if (with_shared) {  // kUnroll elements of h and gate_w per thread loaded before any is used
+  if (with_shared && (FLAGS & 256u) != 0u) {
+    shared_gate = gates[item];
+  } else if (with_shared) {  // kUnroll elements of h and gate_w per thread loaded before any is used
     float d = 0.0;
     for (uint i0 = tid; i0 < p.h_cols; i0 += kUnroll * kGroupSize) {
       float hv[kUnroll], gv[kUnroll];
@@ -261,9 +268,29 @@ void main() {
   const bool normed = routed && (FLAGS & 16u) != 0u;
   const uint routed_e = routed ? route(item / p.k, item % p.k, gl_WorkGroupID.x == 0 && item % p.k == 0) : 0;
   const float norm_s = normed ? s_norm : 1.0;  // set by route(), behind its barrier
-  if (normed && (FLAGS & 32u) != 0u && gl_WorkGroupID.x == 0 && item % p.k == 0) {
-    const uint xb = (item / p.k) * p.x_stride;
-    for (uint i = tid; i < p.cols; i += kGroupSize) xn_out[(item / p.k) * p.sx_stride + i] = x1[xb + i] * norm_s;
+  const bool write_xn = normed && (FLAGS & 32u) != 0u, write_gate = kPair && (FLAGS & 256u) != 0u;
+  if ((write_xn || write_gate) && gl_WorkGroupID.x == 0 && item % p.k == 0) {
+    const uint t = item / p.k, xb = t * p.x_stride;
+    float d = 0.0;
+    for (uint i0 = tid; i0 < p.cols; i0 += kUnroll * kGroupSize) {  // kUnroll of x (and the gate) loaded at once
+      float xv[kUnroll], gv[kUnroll];
+      [[unroll]] for (uint u = 0; u < kUnroll; ++u) {
+        const uint i = min(i0 + u * kGroupSize, p.cols - 1);
+        xv[u] = x1[xb + i] * norm_s;
+        gv[u] = write_gate ? shared_gate_w[i] : 0.0;
+      }
+      [[unroll]] for (uint u = 0; u < kUnroll; ++u) {
+        const uint i = i0 + u * kGroupSize;
+        if (i < p.cols) {
+          if (write_xn) xn_out[t * p.sx_stride + i] = xv[u];
+          d += xv[u] * gv[u];
+        }
+      }
+    }
+    if (write_gate) {
+      d = workgroup_sum(d);
+      if (tid == 0) gates[t] = 1.0 / (1.0 + exp(-d));
+    }
   }
 
   float acc[kValues];
