@@ -57,7 +57,10 @@ Status Executor::record_moe_op(Commands& cmd, size_t index) {
     if (small) {
       if (const auto sd = shared_downs_.find(index); sd != shared_downs_.end()) {
         rd.push_back(range_of(std::get<graph::Matmul>(g.ops()[sd->second.down].params).in));
-        rd.push_back(range_of(std::get<graph::SharedExpertGate>(g.ops()[sd->second.gate].params).x));
+        if (sd->second.early_gate)  // the gate/up left the gate (SharedDown::early_gate)
+          rd.push_back(private_range(sd->second.gate_values, uint64_t(n_tokens) * 4));
+        else
+          rd.push_back(range_of(std::get<graph::SharedExpertGate>(g.ops()[sd->second.gate].params).x));
       }
       const auto routed = routed_gate_ups_.find(index);
       // A folded router (executor_router_fold.cc): x is the projection's weighted stream,
@@ -88,8 +91,6 @@ Status Executor::record_moe_op(Commands& cmd, size_t index) {
         wr.push_back(private_range(sd.gate_values, uint64_t(n_tokens) * 4));
       }
       const ops::MoeSharedGate* sg = early_gate ? &*early_gate : nullptr;
-      if (const auto sd = shared_downs_.find(index); sd != shared_downs_.end() && sd->second.early_gate)
-        rd.push_back(private_range(sd->second.gate_values, uint64_t(n_tokens) * 4));
       access(cmd, rd, wr);
       ZINC_ASSIGN_OR_RETURN(const ops::MoeMatvec* kern, kernels_.moe_matvec(w->type(), up != nullptr));
       if (routed != routed_gate_ups_.end()) {
