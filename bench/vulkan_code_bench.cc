@@ -6,12 +6,16 @@
 //   is the same);
 // - then_small / then_big: each dispatch followed by another pipeline's tiny or large dispatch
 //   (r0 / r1024); compare with single plus that pipeline alone (single/r0, single/r1024).
+// - bindings: the empty probe (r0) with n storage-buffer bindings in its layout, bound by push
+//   descriptors at each dispatch (as the decode step binds its ops: the staged matvec has 16)
+//   or by one descriptor set made beforehand: what binding costs a dispatch.
 // Reported per dispatch of the probed pipeline (per pair for then_*). ZINC_PIPELINE_STATS=1
 // prints each pipeline's code size where the driver reports it.
 #include <benchmark/benchmark.h>
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "vulkan_gpu_timer.h"
 #include "vulkan/pipeline.h"
@@ -71,7 +75,40 @@ void BM_Code(benchmark::State& state, Case kind, uint32_t rounds, uint32_t group
   });
 }
 
+void BM_Bindings(benchmark::State& state, uint32_t n, bool use_set, uint32_t groups) {
+  Context& c = *context();
+  if (!c.device) return state.SkipWithError("no Vulkan device");
+  auto pipeline = Pipeline::create(*c.device, {"code_probe", n, sizeof(Push), {0, 100 + n}, 0, !use_set});
+  if (!pipeline.ok()) return state.SkipWithError(pipeline.status().message().c_str());
+  const std::vector<BufferRange> bufs(n, BufferRange{c.data.get()});
+  std::unique_ptr<DescriptorPool> pool;
+  VkDescriptorSet set = VK_NULL_HANDLE;
+  if (use_set) {
+    auto made = DescriptorPool::create(*c.device, 1, n);
+    if (!made.ok()) return state.SkipWithError(made.status().message().c_str());
+    pool = std::move(*made);
+    auto s = pool->allocate(**pipeline, bufs);
+    if (!s.ok()) return state.SkipWithError(s.status().message().c_str());
+    set = *s;
+  }
+  const Push push{groups * kThreads, 1e-3f};
+  time_gpu(state, *c.commands, c.timestamps.get(), 64, 0, 0, [&](Commands& cmd, int) {
+    if (use_set)
+      cmd.dispatch(**pipeline, set, &push, sizeof(push), groups);
+    else
+      cmd.dispatch(**pipeline, bufs, &push, sizeof(push), groups);
+    return ok_status();
+  });
+}
+
 int register_all() {
+  for (uint32_t groups : {132u, kMaxGroups})
+    for (uint32_t n : {1u, 8u, 16u})
+      for (bool use_set : {false, true})
+        gpu_timed(benchmark::RegisterBenchmark(("code/bindings/" + std::string(use_set ? "set" : "push") +
+                                                std::to_string(n) + "/g" + std::to_string(groups))
+                                                   .c_str(),
+                                               BM_Bindings, n, use_set, groups));
   const std::pair<Case, const char*> kCases[] = {
       {Case::kSingle, "single"}, {Case::kTwin, "twin"}, {Case::kThenSmall, "then_small"}, {Case::kThenBig, "then_big"}};
   for (uint32_t groups : {16u, 132u, kMaxGroups})
