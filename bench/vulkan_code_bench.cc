@@ -8,11 +8,13 @@
 //   (r0 / r1024); compare with single plus that pipeline alone (single/r0, single/r1024).
 // - bindings: the empty probe (r0) with n storage-buffer bindings in its layout, bound by push
 //   descriptors at each dispatch (as the decode step binds its ops: the staged matvec has 16)
-//   or by one descriptor set made beforehand: what binding costs a dispatch.
+//   or by one descriptor set made beforehand, with 8 or 128 bytes of push constants: what
+//   binding costs a dispatch.
 // Reported per dispatch of the probed pipeline (per pair for then_*). ZINC_PIPELINE_STATS=1
 // prints each pipeline's code size where the driver reports it.
 #include <benchmark/benchmark.h>
 
+#include <bit>
 #include <map>
 #include <string>
 #include <vector>
@@ -24,6 +26,7 @@ namespace zinc::vulkan {
 namespace {
 
 constexpr uint32_t kThreads = 128, kMaxGroups = 1056;
+constexpr uint32_t kMaxPushWords = 32;  // 128 bytes, the least maxPushConstantsSize
 
 struct Context : BenchDevice {
   std::unique_ptr<Buffer> data;
@@ -75,10 +78,10 @@ void BM_Code(benchmark::State& state, Case kind, uint32_t rounds, uint32_t group
   });
 }
 
-void BM_Bindings(benchmark::State& state, uint32_t n, bool use_set, uint32_t groups) {
+void BM_Bindings(benchmark::State& state, uint32_t n, bool use_set, uint32_t groups, uint32_t push_bytes) {
   Context& c = *context();
   if (!c.device) return state.SkipWithError("no Vulkan device");
-  auto pipeline = Pipeline::create(*c.device, {"code_probe", n, sizeof(Push), {0, 100 + n}, 0, !use_set});
+  auto pipeline = Pipeline::create(*c.device, {"code_probe", n, push_bytes, {0, 100 + n}, 0, !use_set});
   if (!pipeline.ok()) return state.SkipWithError(pipeline.status().message().c_str());
   const std::vector<BufferRange> bufs(n, BufferRange{c.data.get()});
   std::unique_ptr<DescriptorPool> pool;
@@ -91,12 +94,12 @@ void BM_Bindings(benchmark::State& state, uint32_t n, bool use_set, uint32_t gro
     if (!s.ok()) return state.SkipWithError(s.status().message().c_str());
     set = *s;
   }
-  const Push push{groups * kThreads, 1e-3f};
+  uint32_t push[kMaxPushWords] = {groups * kThreads, std::bit_cast<uint32_t>(1e-3f)};  // Push, then zeros
   time_gpu(state, *c.commands, c.timestamps.get(), 64, 0, 0, [&](Commands& cmd, int) {
     if (use_set)
-      cmd.dispatch(**pipeline, set, &push, sizeof(push), groups);
+      cmd.dispatch(**pipeline, set, push, push_bytes, groups);
     else
-      cmd.dispatch(**pipeline, bufs, &push, sizeof(push), groups);
+      cmd.dispatch(**pipeline, bufs, push, push_bytes, groups);
     return ok_status();
   });
 }
@@ -105,10 +108,12 @@ int register_all() {
   for (uint32_t groups : {132u, kMaxGroups})
     for (uint32_t n : {1u, 8u, 16u})
       for (bool use_set : {false, true})
-        gpu_timed(benchmark::RegisterBenchmark(("code/bindings/" + std::string(use_set ? "set" : "push") +
-                                                std::to_string(n) + "/g" + std::to_string(groups))
-                                                   .c_str(),
-                                               BM_Bindings, n, use_set, groups));
+        for (uint32_t push_bytes : {uint32_t(sizeof(Push)), 4 * kMaxPushWords})
+          gpu_timed(benchmark::RegisterBenchmark(("code/bindings/" + std::string(use_set ? "set" : "push") +
+                                                  std::to_string(n) + "/g" + std::to_string(groups) + "/pc" +
+                                                  std::to_string(push_bytes))
+                                                     .c_str(),
+                                                 BM_Bindings, n, use_set, groups, push_bytes));
   const std::pair<Case, const char*> kCases[] = {
       {Case::kSingle, "single"}, {Case::kTwin, "twin"}, {Case::kThenSmall, "then_small"}, {Case::kThenBig, "then_big"}};
   for (uint32_t groups : {16u, 132u, kMaxGroups})
