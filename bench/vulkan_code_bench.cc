@@ -9,7 +9,8 @@
 // - bindings: the empty probe (r0) with n storage-buffer bindings in its layout, bound by push
 //   descriptors at each dispatch (as the decode step binds its ops: the staged matvec has 16)
 //   or by one descriptor set made beforehand, with 8 or 128 bytes of push constants: what
-//   binding costs a dispatch.
+//   binding costs a dispatch;
+// - siblings: k empty dispatches with no barrier between them, then the barrier.
 // Reported per dispatch of the probed pipeline (per pair for then_*). ZINC_PIPELINE_STATS=1
 // prints each pipeline's code size where the driver reports it.
 #include <benchmark/benchmark.h>
@@ -104,7 +105,26 @@ void BM_Bindings(benchmark::State& state, uint32_t n, bool use_set, uint32_t gro
   });
 }
 
+// k dispatches of the empty probe with no barrier between them (siblings of one stage, as the
+// q/k/v or the delta-net projections are), then the barrier: what each sibling adds a stage.
+void BM_Siblings(benchmark::State& state, uint32_t k, uint32_t groups) {
+  Context& c = *context();
+  if (!c.device) return state.SkipWithError("no Vulkan device");
+  const Pipeline* a = probe(0, 0);
+  if (!a) return state.SkipWithError("pipeline");
+  const BufferRange bufs[1] = {{c.data.get()}};
+  const Push push{groups * kThreads, 1e-3f};
+  time_gpu(state, *c.commands, c.timestamps.get(), 64, 0, 0, [&](Commands& cmd, int) {
+    for (uint32_t i = 0; i < k; ++i) cmd.dispatch(*a, bufs, &push, sizeof(push), groups);
+    return ok_status();
+  });
+}
+
 int register_all() {
+  for (uint32_t groups : {4u, 132u})
+    for (uint32_t k : {1u, 2u, 4u, 8u})
+      gpu_timed(benchmark::RegisterBenchmark(
+          ("code/siblings/k" + std::to_string(k) + "/g" + std::to_string(groups)).c_str(), BM_Siblings, k, groups));
   for (uint32_t groups : {132u, kMaxGroups})
     for (uint32_t n : {1u, 8u, 16u})
       for (bool use_set : {false, true})
