@@ -142,12 +142,17 @@ Status MoeMatvec::record_any(Commands& cmd, const WeightBuffer& w0, const Weight
     lanes /= 2;
   }
   const uint32_t rows_per_group = rows_per_set_ * (group_size_ / lanes);
+  // A row set of exactly one subgroup (of a size the device does not vary) sums its lanes with
+  // subgroupAdd alone.
+  const DeviceCaps& caps = device_->caps();
+  const bool one_subgroup = subgroup_ && caps.min_subgroup_size == caps.max_subgroup_size && lanes == caps.subgroup_size;
   const WeightChunk& c0 = w0.chunks()[0];
   const WeightChunk& c1 = w1 ? w1->chunks()[0] : c0;
   const uint32_t flags = (accumulate ? 1u : 0u) | (routing ? 2u : 0u) | (routing && routing->normalize ? 4u : 0u) |
                          (shared ? 8u : 0u) | (norm ? 16u : 0u) | (norm && norm->out ? 32u : 0u) |
                          (norm ? 64u : 0u) | (routing && routing->ranked ? 128u : 0u) |
-                         (shared_gate || (shared && shared->gate_values) ? 256u : 0u);
+                         (shared_gate || (shared && shared->gate_values) ? 256u : 0u) |
+                         (one_subgroup ? 512u : 0u);
   const Push push{rows, uint32_t(w0.cols()), k, n_expert, x.stride, y.stride, flags, lanes,
                   {c0.q_word, c0.h_word, c0.m_word, 0}, {c1.q_word, c1.h_word, c1.m_word, 0},
                   routing ? routing->logits.stride : 0,

@@ -87,6 +87,19 @@ shared bool s_last;
 
 vec4 sigmoid(vec4 x) { return 1.0 / (1.0 + exp(-x)); }
 
+// v plus the q_groups partials part[base + h * stride] in group order, kPartLoads loads in flight
+// (the last workgroup's tail, read from L2).
+const uint kPartLoads = 16;
+float add_parts(float v, uint base, uint stride) {
+  for (uint h0 = 0; h0 < p.q_groups; h0 += kPartLoads) {
+    float pv[kPartLoads];
+    [[unroll]] for (uint u = 0; u < kPartLoads; ++u) pv[u] = part[base + min(h0 + u, p.q_groups - 1) * stride];
+    [[unroll]] for (uint u = 0; u < kPartLoads; ++u)
+      if (h0 + u < p.q_groups) v += pv[u];
+  }
+  return v;
+}
+
 // Per head g, the workgroup's max or sum of red_[g] (every invocation gets them back in red_).
 float red_[kMaxG];
 void reduce_heads(bool is_max) {
@@ -148,9 +161,7 @@ void router_rows(uint qg, uint ng, uint LG, uint m0, uint m_end) {
 void finish_router(uint m0, uint m_end, uint router_word, uint m_blocks) {
   const uint tid = gl_LocalInvocationID.x;
   for (uint e = m0 + tid; e < m_end; e += kThreads) {
-    float v = stream_logits[e];
-    for (uint h = 0; h < p.q_groups; ++h) v += part[p.q_groups * p.rows + h * p.m_rows + e];
-    logits[e] = v;
+    logits[e] = add_parts(stream_logits[e], p.q_groups * p.rows + e, p.m_rows);
   }
   if (p.topk == 0u) return;
   memoryBarrierBuffer();
@@ -366,8 +377,7 @@ void main() {
   float ss = 0.0;
 #endif
   for (uint r = row0 + tid; r < row_end; r += kThreads) {
-    float v = y[p.y_offset + r];
-    for (uint h = 0; h < p.q_groups; ++h) v += part[h * p.rows + r];
+    const float v = add_parts(y[p.y_offset + r], r, p.rows);
     y[p.y_offset + r] = v;
 #ifdef ROUTER
     weighted[p.y_offset + r] = v * norm_w[r];

@@ -15,17 +15,18 @@
 // flags bit 2) for the down projection: no separate routing dispatch.
 // With flags bit 3 (down only) the shared expert joins as a (k+1)-th term: W1 (one matrix of
 // `rows` rows, same type and cols) times sx[t], weighted by sigmoid(gate_w . h[t]), or with bit 8
-// by gates[t] (binding 10) as a gate/up dispatch with bit 8 left it: there workgroup 0 of slot
-// t * k writes gates[t] = sigmoid(shared_gate_w . x[t] n) (binding 9), so that no down workgroup
+// by gates[t] (binding 10) as a gate/up dispatch with bit 8 left it: there workgroup 1 (0 if
+// alone) of slot t * k writes gates[t] = sigmoid(shared_gate_w . x[t] n) (binding 9), so that no down workgroup
 // waits for that sum before its weights are requested.
 // With flags bit 4 (kPair with routing only) x arrives as h * norm weight, from a producer that
 // also stored partial sums of squares of h (matvec_norm_out.glsl): h_cols of them a token at
 // binding 7; each workgroup takes its token's n = 1 / sqrt(sum / cols + eps) while it routes
-// (the partials' loads issued with the logits') and uses x * n; with bit 5 workgroup 0 of slot
-// t * k also writes x * n to binding 8 (row stride sx_stride); with bit 6 the routing logits are
+// (the partials' loads issued with the logits') and uses x * n; with bit 5 workgroup 1 (0 if
+// alone) of slot t * k also writes x * n to binding 8 (row stride sx_stride); with bit 6 the routing logits are
 // multiplied by n first (a router folded into the projection before it:
 // src/vulkan/router_fold.h); with bit 7 (SUBGROUP) the ids arrive ranked already (by the
-// logits' producer: matvec_topk.glsl) and the routing only computes the weights.
+// logits' producer: matvec_topk.glsl) and the routing only computes the weights. With bit 9
+// (SUBGROUP) each row set is one subgroup, its lanes summed by subgroupAdd alone.
 // Defines as shaders/matvec.comp: TYPE_<T>, INT8, SUBGROUP.
 #extension GL_EXT_control_flow_attributes : enable
 #ifdef SUBGROUP
@@ -38,10 +39,10 @@ layout(constant_id = 0) const uint kGroupSize = 128;
 layout(constant_id = 1) const uint kRows = 2;
 layout(constant_id = 2) const bool kPair = false;
 layout(constant_id = 3) const uint kMinSubgroupSize = 1;
-// The flag bits this pipeline may be given (MoeMatvec makes one a combination it records): the
-// code of the others is left out when the pipeline is compiled.
+// The flags this pipeline is given (MoeMatvec makes one a combination it records), so that
+// every flag test is decided when the pipeline is compiled; all ones: p.flags at run time.
 layout(constant_id = 4) const uint kFlagsUsed = 0xffffffffu;
-#define FLAGS (p.flags & kFlagsUsed)
+#define FLAGS (kFlagsUsed == 0xffffffffu ? p.flags : kFlagsUsed)
 
 #define TWO_WEIGHTS
 #include "quant.glsl"
@@ -237,10 +238,28 @@ void load_x(bool from_shared, uint xrow, uint g, out vec4 xv[8]) {
   [[unroll]] for (uint j = 0; j < 8; ++j) xv[j] = from_shared ? sx4[base / 4 + j] : x4[base / 4 + j];
 }
 
+// Row r's result at y[dst]: the sum (SwiGLU of sum and up, scaled by n, with kPair), added to y
+// with flags bit 0.
+void write_row(uint dst, float sum, float up, float n) {
+  if (kPair) {
+    sum *= n;
+    up *= n;
+    sum = sum / (1.0 + exp(-sum)) * up;
+  }
+  if ((FLAGS & 1u) != 0u) sum += y[dst];
+  y[dst] = sum;
+}
+
 void main() {
   init_codebook();
   const uint tid = gl_LocalInvocationID.x;
+#ifdef SUBGROUP
+  const bool one_subgroup = (FLAGS & 512u) != 0u;  // a row set is one subgroup: bit 9
+  const uint lane = one_subgroup ? gl_SubgroupInvocationID : tid % p.lanes;
+  const uint set = one_subgroup ? gl_SubgroupID : tid / p.lanes;
+#else
   const uint lane = tid % p.lanes, set = tid / p.lanes;
+#endif
   const uint row0 = (gl_WorkGroupID.x * (kGroupSize / p.lanes) + set) * kRows;
   const uint item = gl_WorkGroupID.y;
   const uint groups = (p.cols + 31) / 32;
@@ -269,7 +288,8 @@ void main() {
   const uint routed_e = routed ? route(item / p.k, item % p.k, gl_WorkGroupID.x == 0 && item % p.k == 0) : 0;
   const float norm_s = normed ? s_norm : 1.0;  // set by route(), behind its barrier
   const bool write_xn = normed && (FLAGS & 32u) != 0u, write_gate = kPair && (FLAGS & 256u) != 0u;
-  if ((write_xn || write_gate) && gl_WorkGroupID.x == 0 && item % p.k == 0) {
+  // By workgroup 1 (0 if alone), so that the routing weights' writer does not carry this too.
+  if ((write_xn || write_gate) && gl_WorkGroupID.x == min(1u, gl_NumWorkGroups.x - 1u) && item % p.k == 0) {
     const uint t = item / p.k, xb = t * p.x_stride;
     float d = 0.0;
     for (uint i0 = tid; i0 < p.cols; i0 += kUnroll * kGroupSize) {  // kUnroll of x (and the gate) loaded at once
@@ -355,6 +375,20 @@ void main() {
     }
   }
 
+#ifdef SUBGROUP
+  if (one_subgroup) {  // the set's lanes r < kRows write rows r: no shared memory, no barrier
+    float sum = 0.0, up = 0.0;
+    [[unroll]] for (uint v = 0; v < kValues; ++v) {
+      const float s = subgroupAdd(acc[v]);
+      if (v % kRows == lane) {
+        if (v < kRows) sum = s;
+        else up = s;
+      }
+    }
+    if (lane < kRows && row0 + lane < p.rows) write_row(item * p.y_stride + row0 + lane, sum, up, norm_s);
+    return;
+  }
+#endif
   // Sums over the lanes of each row set.
   uint n_parts, part0, part_step;
 #ifdef SUBGROUP
@@ -384,14 +418,8 @@ void main() {
   if (lane < kRows && row0 + lane < p.rows) {
     float sum = 0.0, up = 0.0;
     for (uint i = 0; i < n_parts; ++i) sum += partial[lane * kGroupSize + part0 + i * part_step];
-    if (kPair) {
+    if (kPair)
       for (uint i = 0; i < n_parts; ++i) up += partial[(kRows + lane) * kGroupSize + part0 + i * part_step];
-      sum *= norm_s;
-      up *= norm_s;
-      sum = sum / (1.0 + exp(-sum)) * up;
-    }
-    const uint dst = item * p.y_stride + row0 + lane;
-    if ((FLAGS & 1u) != 0u) sum += y[dst];
-    y[dst] = sum;
+    write_row(item * p.y_stride + row0 + lane, sum, up, norm_s);
   }
 }
