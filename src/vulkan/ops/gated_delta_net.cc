@@ -8,6 +8,8 @@ struct Push {
   uint32_t n_tokens, qkv_stride, gate_stride, out_stride, slot_stride, state_offset;
 };
 constexpr uint32_t kRowsPerGroup = 4;    // shaders/gated_delta_net.comp
+constexpr uint32_t kLanes = 32;          // a row's lanes there
+constexpr uint32_t kShortDk = 128;       // the most d_k the pipeline with 4 columns a lane takes
 }  // namespace
 
 GatedDeltaNet::~GatedDeltaNet() = default;
@@ -21,8 +23,9 @@ Result<std::unique_ptr<GatedDeltaNet>> GatedDeltaNet::create(const Device& devic
   std::unique_ptr<GatedDeltaNet> op(new GatedDeltaNet());
   op->kernel_ = kernel;
   op->chunked_rows_ = chunked_rows;
-  ZINC_ASSIGN_OR_RETURN(op->tokens_,
-                        make_pipeline(device, sg ? "gated_delta_net_sg" : "gated_delta_net", 8, sizeof(Push), {}));
+  const char* tokens = sg ? "gated_delta_net_sg" : "gated_delta_net";
+  ZINC_ASSIGN_OR_RETURN(op->tokens_, make_pipeline(device, tokens, 8, sizeof(Push), {kMaxDk / kLanes}));
+  ZINC_ASSIGN_OR_RETURN(op->tokens_short_, make_pipeline(device, tokens, 8, sizeof(Push), {kShortDk / kLanes}));
   ZINC_ASSIGN_OR_RETURN(op->chunked_, make_pipeline(device, chunked_rows == 8 ? "gated_delta_net_chunked_r8"
                                                                                : "gated_delta_net_chunked",
                                                     8, sizeof(Push), {}));
@@ -51,7 +54,8 @@ Status GatedDeltaNet::record(Commands& cmd, const DeltaNetShape& s, const Activa
   const bool chunked = s.d_k <= kMaxChunkedDk && (kernel_ == DeltaNetKernel::kChunked ||
                                                   (kernel_ == DeltaNetKernel::kAuto && n_tokens >= kChunkedMinTokens));
   const uint32_t rows = chunked ? chunked_rows_ : kRowsPerGroup;
-  cmd.dispatch(chunked ? *chunked_ : *tokens_, buffers, &push, sizeof push, s.n_v_heads * ((s.d_v + rows - 1) / rows));
+  const Pipeline& tokens = s.d_k <= kShortDk ? *tokens_short_ : *tokens_;
+  cmd.dispatch(chunked ? *chunked_ : tokens, buffers, &push, sizeof push, s.n_v_heads * ((s.d_v + rows - 1) / rows));
   return Status();
 }
 

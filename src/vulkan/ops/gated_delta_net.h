@@ -44,7 +44,7 @@ class GatedDeltaNet {
   GatedDeltaNet() = default;
   DeltaNetKernel kernel_ = DeltaNetKernel::kAuto;
   uint32_t chunked_rows_ = 16;
-  std::unique_ptr<Pipeline> tokens_, chunked_;
+  std::unique_ptr<Pipeline> tokens_, tokens_short_, chunked_;  // tokens_short_: d_k <= 128
 };
 
 }  // namespace zinc::vulkan::ops
