@@ -6,10 +6,10 @@
 //   is the same);
 // - then_small / then_big: each dispatch followed by another pipeline's tiny or large dispatch
 //   (r0 / r1024); compare with single plus that pipeline alone (single/r0, single/r1024).
-// - bindings: the empty probe (r0) with n storage-buffer bindings in its layout, bound by push
-//   descriptors at each dispatch (as the decode step binds its ops: the staged matvec has 16)
-//   or by one descriptor set made beforehand, with 8 or 128 bytes of push constants: what
-//   binding costs a dispatch;
+// - bindings: the empty probe (r0) with n storage-buffer bindings in its layout, bound through
+//   a descriptor set written at each dispatch (as the decode step binds its ops: the staged
+//   matvec has 16) or one made beforehand, with 8 or 128 bytes of push constants: what binding
+//   costs a dispatch (the H200: nothing, with push descriptors too);
 // - siblings: k empty dispatches with no barrier between them, then the barrier.
 // Reported per dispatch of the probed pipeline (per pair for then_*). ZINC_PIPELINE_STATS=1
 // prints each pipeline's code size where the driver reports it.
@@ -50,7 +50,7 @@ const Pipeline* probe(uint32_t rounds, uint32_t tag) {
   static std::map<std::pair<uint32_t, uint32_t>, std::unique_ptr<Pipeline>> made;
   auto& slot = made[{rounds, tag}];
   if (!slot) {
-    auto p = Pipeline::create(*context()->device, {"code_probe", 1, sizeof(Push), {rounds, tag}, 0, true});
+    auto p = Pipeline::create(*context()->device, {"code_probe", 1, sizeof(Push), {rounds, tag}});
     if (!p.ok()) return nullptr;
     slot = std::move(*p);
   }
@@ -82,7 +82,7 @@ void BM_Code(benchmark::State& state, Case kind, uint32_t rounds, uint32_t group
 void BM_Bindings(benchmark::State& state, uint32_t n, bool use_set, uint32_t groups, uint32_t push_bytes) {
   Context& c = *context();
   if (!c.device) return state.SkipWithError("no Vulkan device");
-  auto pipeline = Pipeline::create(*c.device, {"code_probe", n, push_bytes, {0, 100 + n}, 0, !use_set});
+  auto pipeline = Pipeline::create(*c.device, {"code_probe", n, push_bytes, {0, 100 + n}});
   if (!pipeline.ok()) return state.SkipWithError(pipeline.status().message().c_str());
   const std::vector<BufferRange> bufs(n, BufferRange{c.data.get()});
   std::unique_ptr<DescriptorPool> pool;
@@ -129,7 +129,7 @@ int register_all() {
     for (uint32_t n : {1u, 8u, 16u})
       for (bool use_set : {false, true})
         for (uint32_t push_bytes : {uint32_t(sizeof(Push)), 4 * kMaxPushWords})
-          gpu_timed(benchmark::RegisterBenchmark(("code/bindings/" + std::string(use_set ? "set" : "push") +
+          gpu_timed(benchmark::RegisterBenchmark(("code/bindings/" + std::string(use_set ? "pool" : "dispatch") +
                                                   std::to_string(n) + "/g" + std::to_string(groups) + "/pc" +
                                                   std::to_string(push_bytes))
                                                      .c_str(),

@@ -61,7 +61,7 @@ enum class Mode : uint32_t { kBarriers = 0, kPersistent = 1, kHandoff = 2 };
 Result<std::unique_ptr<Pipeline>> probe_pipeline(const Device& device, Mode mode, uint32_t prefetch, uint32_t threads,
                                                  bool int8) {
   const PipelineDesc desc{int8 ? "persistent_probe_int8" : "persistent_probe", 3, sizeof(Push),
-                          {uint32_t(mode), prefetch, threads}, 0, true};
+                          {uint32_t(mode), prefetch, threads}};
   return Pipeline::create(device, desc);
 }
 

@@ -40,7 +40,7 @@ const Pipeline* probe(uint32_t threads, uint32_t loads, bool chunked) {
   auto& slot = made[{threads, loads, chunked}];
   if (!slot) {
     auto p = Pipeline::create(*context()->device,
-                              {"read_probe", 2, sizeof(Push), {threads, loads, chunked ? 1u : 0u}, 0, true});
+                              {"read_probe", 2, sizeof(Push), {threads, loads, chunked ? 1u : 0u}});
     if (!p.ok()) return nullptr;
     slot = std::move(*p);
   }

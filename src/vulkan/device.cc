@@ -74,7 +74,6 @@ Result<std::unique_ptr<Device>> Device::create(const Instance& instance, int dev
     dot.shaderIntegerDotProduct = VK_TRUE;
     chain(dot, c.api_version < VK_API_VERSION_1_3 ? "VK_KHR_shader_integer_dot_product" : nullptr);
   }
-  if (c.push_descriptors) exts.push_back("VK_KHR_push_descriptor");
   VkPhysicalDevicePipelineRobustnessFeaturesEXT robustness{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_ROBUSTNESS_FEATURES_EXT};
   if (c.unchecked_buffers) {

@@ -98,7 +98,6 @@ DeviceCaps probe(const Api& api, VkPhysicalDevice pd, int index) {
   c.int8_dot = dot_known && dot.shaderIntegerDotProduct;
   c.coopmat_nv = c.has_extension("VK_NV_cooperative_matrix");
   c.coopmat_khr = c.has_extension("VK_KHR_cooperative_matrix");
-  c.push_descriptors = c.has_extension("VK_KHR_push_descriptor");
   c.shader_clock = clock_known && clock.shaderSubgroupClock && clock.shaderDeviceClock;
   const char* robust = std::getenv("ZINC_ROBUST_BUFFERS");
   c.unchecked_buffers = robustness_known && robustness.pipelineRobustness && !(robust && *robust && *robust != '0');

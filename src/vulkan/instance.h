@@ -28,7 +28,6 @@ struct DeviceCaps {
   bool coopmat_nv = false;   // VK_NV_cooperative_matrix
   bool coopmat_khr = false;  // VK_KHR_cooperative_matrix
   bool coopmat_nv_f16 = false;  // NV cooperative matrix 16x16x16, f16 inputs, f32 accumulator
-  bool push_descriptors = false;  // VK_KHR_push_descriptor
   bool shader_clock = false;  // VK_KHR_shader_clock, both clocks: the phase benchmark's kernels
   // VK_KHR_pipeline_executable_properties, used only with ZINC_PIPELINE_STATS set: every
   // pipeline's compiler statistics (registers, spills...) go to stderr as it is made.

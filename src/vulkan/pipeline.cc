@@ -22,12 +22,6 @@ Result<std::unique_ptr<Pipeline>> Pipeline::create(const Device& device, const P
     bindings[i] = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
   VkDescriptorSetLayoutCreateInfo dci{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
   dci.bindingCount = desc.n_buffers;
-  if (desc.push_descriptors) {
-    if (!device.caps().push_descriptors)
-      return error("shader '%s' needs VK_KHR_push_descriptor, which %s lacks", desc.shader.c_str(),
-                   device.caps().name.c_str());
-    dci.flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR;
-  }
   dci.pBindings = bindings.data();
   ZINC_RETURN_IF_ERROR(vk_check(api.vkCreateDescriptorSetLayout(dev, &dci, nullptr, &p->set_layout_),
                                 "vkCreateDescriptorSetLayout"));

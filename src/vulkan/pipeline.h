@@ -1,6 +1,7 @@
 // A compute pipeline for one embedded shader: its descriptor-set layout (n storage buffers at
 // bindings 0..n-1), push-constant range, and specialization constants (ids 0..k-1). Borrows the
-// Device. Descriptor sets for it come from a DescriptorPool, allocated once and reused.
+// Device. Descriptor sets for it come from the Commands recording it (Commands::dispatch with
+// buffers) or from a DescriptorPool, allocated once and reused.
 #pragma once
 
 #include <memory>
@@ -17,9 +18,6 @@ struct PipelineDesc {
   uint32_t push_constant_bytes = 0;
   std::vector<uint32_t> spec_constants;  // constant_id 0, 1, ...
   uint32_t required_subgroup_size = 0;   // 0: the driver's choice
-  // Buffers are bound at record time by Commands::dispatch(pipeline, buffers, ...)
-  // (VK_KHR_push_descriptor) instead of through a DescriptorPool set.
-  bool push_descriptors = false;
 };
 
 class Pipeline {

@@ -47,6 +47,7 @@
   X(vkDestroyPipeline)                   \
   X(vkCreateDescriptorPool)              \
   X(vkDestroyDescriptorPool)             \
+  X(vkResetDescriptorPool)               \
   X(vkAllocateDescriptorSets)            \
   X(vkUpdateDescriptorSets)              \
   X(vkCreateCommandPool)                 \
@@ -72,6 +73,5 @@
   X(vkDestroyFence)                      \
   X(vkWaitForFences)                     \
   X(vkResetFences)                       \
-  X(vkCmdPushDescriptorSetKHR)           \
   X(vkGetPipelineExecutablePropertiesKHR) \
   X(vkGetPipelineExecutableStatisticsKHR)

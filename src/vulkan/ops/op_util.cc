@@ -17,7 +17,6 @@ Result<std::unique_ptr<Pipeline>> make_pipeline(const Device& device, const std:
   desc.n_buffers = n_buffers;
   desc.push_constant_bytes = push_bytes;
   desc.spec_constants = std::move(spec_constants);
-  desc.push_descriptors = true;
   return Pipeline::create(device, desc, device.pipeline_cache());
 }
 

@@ -29,7 +29,7 @@ struct Grid {
 };
 Grid grid_for(uint32_t n_groups);
 
-// A push-descriptor pipeline for an embedded shader.
+// A pipeline for an embedded shader, its buffers bound by Commands::dispatch.
 Result<std::unique_ptr<Pipeline>> make_pipeline(const Device& device, const std::string& shader, uint32_t n_buffers,
                                                 uint32_t push_bytes, std::vector<uint32_t> spec_constants);
 
