@@ -20,9 +20,9 @@ class Commands {
   Status begin();  // starts a new recording (the previous one must have finished)
   void dispatch(const Pipeline& pipeline, VkDescriptorSet set, const void* push, uint32_t push_bytes,
                 uint32_t groups_x, uint32_t groups_y = 1, uint32_t groups_z = 1);
-  // As above with buffers[i] bound at binding i through
-  // a descriptor set allocated and written now, which lives until the next begin(). (Sets bound
-  // this way made the H200's Llama-3-8B decode step 1 % faster than VK_KHR_push_descriptor.)
+  // As above with buffers[i] bound at binding i through a descriptor set allocated and written
+  // now, which lives until the next begin(). (Sets bound this way made the H200's Llama-3-8B
+  // decode step 1 % faster than VK_KHR_push_descriptor.)
   void dispatch(const Pipeline& pipeline, std::span<const BufferRange> buffers, const void* push,
                 uint32_t push_bytes, uint32_t groups_x, uint32_t groups_y = 1, uint32_t groups_z = 1);
   // Resets `count` queries from `first`, and writes a timestamp once all earlier work is done.
