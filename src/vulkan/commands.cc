@@ -23,7 +23,6 @@ Result<std::unique_ptr<Commands>> Commands::create(const Device& device) {
 
 Commands::~Commands() {
   const Api& api = device_.api();
-  for (VkDescriptorPool p : set_pools_) api.vkDestroyDescriptorPool(device_.handle(), p, nullptr);
   if (fence_) api.vkDestroyFence(device_.handle(), fence_, nullptr);
   if (pool_) api.vkDestroyCommandPool(device_.handle(), pool_, nullptr);
 }
@@ -31,9 +30,8 @@ Commands::~Commands() {
 Status Commands::begin() {
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   device_.api().vkResetCommandBuffer(cmd_, 0);
-  for (VkDescriptorPool p : set_pools_) device_.api().vkResetDescriptorPool(device_.handle(), p, 0);
+  for (const auto& p : set_pools_) p->reset();
   pools_used_ = 0;
-  sets_left_ = 0;
   return vk_check(device_.api().vkBeginCommandBuffer(cmd_, &bi), "vkBeginCommandBuffer");
 }
 
@@ -48,53 +46,17 @@ void Commands::dispatch(const Pipeline& pipeline, VkDescriptorSet set, const voi
 
 void Commands::dispatch(const Pipeline& pipeline, std::span<const BufferRange> buffers, const void* push,
                         uint32_t push_bytes, uint32_t gx, uint32_t gy, uint32_t gz) {
-  const Api& api = device_.api();
-  VkDescriptorBufferInfo infos[kMaxBuffers];
-  VkWriteDescriptorSet writes[kMaxBuffers];
-  ZINC_CHECK(buffers.size() <= kMaxBuffers);
-  const size_t n = buffers.size();
-  for (size_t i = 0; i < n; ++i) {
-    infos[i] = {buffers[i].buffer->handle(), buffers[i].offset, buffers[i].size};
-    writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-    writes[i].dstBinding = uint32_t(i);
-    writes[i].descriptorCount = 1;
-    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-    writes[i].pBufferInfo = &infos[i];
-  }
-  const VkDescriptorSet set = allocate_set(pipeline);
-  for (size_t i = 0; i < n; ++i) writes[i].dstSet = set;
-  api.vkUpdateDescriptorSets(device_.handle(), uint32_t(n), writes, 0, nullptr);
-  api.vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.handle());
-  api.vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout(), 0, 1, &set, 0, nullptr);
-  if (push_bytes) api.vkCmdPushConstants(cmd_, pipeline.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
-  api.vkCmdDispatch(cmd_, gx, gy, gz);
-}
-
-VkDescriptorSet Commands::allocate_set(const Pipeline& pipeline) {
-  const Api& api = device_.api();
-  if (sets_left_ == 0) {
+  if (pools_used_ == 0 || set_pools_[pools_used_ - 1]->full()) {
     if (pools_used_ == set_pools_.size()) {
-      VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kSetsPerPool * kMaxBuffers};
-      VkDescriptorPoolCreateInfo ci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-      ci.maxSets = kSetsPerPool;
-      ci.poolSizeCount = 1;
-      ci.pPoolSizes = &size;
-      VkDescriptorPool pool = VK_NULL_HANDLE;
-      ZINC_CHECK(api.vkCreateDescriptorPool(device_.handle(), &ci, nullptr, &pool) == VK_SUCCESS);
-      set_pools_.push_back(pool);
+      auto pool = DescriptorPool::create(device_, kSetsPerPool, kSetsPerPool * DescriptorPool::kMaxBuffers);
+      ZINC_CHECK(pool.ok());
+      set_pools_.push_back(std::move(*pool));
     }
     ++pools_used_;
-    sets_left_ = kSetsPerPool;
   }
-  --sets_left_;
-  VkDescriptorSetLayout layout = pipeline.set_layout();
-  VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-  ai.descriptorPool = set_pools_[pools_used_ - 1];
-  ai.descriptorSetCount = 1;
-  ai.pSetLayouts = &layout;
-  VkDescriptorSet set = VK_NULL_HANDLE;
-  ZINC_CHECK(api.vkAllocateDescriptorSets(device_.handle(), &ai, &set) == VK_SUCCESS);
-  return set;
+  Result<VkDescriptorSet> set = set_pools_[pools_used_ - 1]->allocate(pipeline, buffers);
+  ZINC_CHECK(set.ok());
+  dispatch(pipeline, *set, push, push_bytes, gx, gy, gz);
 }
 
 void Commands::reset_queries(VkQueryPool pool, uint32_t first, uint32_t count) {

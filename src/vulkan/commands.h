@@ -51,11 +51,9 @@ class Commands {
   VkCommandBuffer cmd_ = VK_NULL_HANDLE;
   VkFence fence_ = VK_NULL_HANDLE;
   // The recording's descriptor sets: pools of kSetsPerPool, reused from the first at begin().
-  static constexpr uint32_t kSetsPerPool = 1024, kMaxBuffers = 32;
-  std::vector<VkDescriptorPool> set_pools_;
+  static constexpr uint32_t kSetsPerPool = 1024;
+  std::vector<std::unique_ptr<DescriptorPool>> set_pools_;
   size_t pools_used_ = 0;
-  uint32_t sets_left_ = 0;
-  VkDescriptorSet allocate_set(const Pipeline& pipeline);
 };
 
 }  // namespace zinc::vulkan

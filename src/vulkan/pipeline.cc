@@ -142,6 +142,7 @@ Pipeline::~Pipeline() {
 Result<std::unique_ptr<DescriptorPool>> DescriptorPool::create(const Device& device, uint32_t max_sets,
                                                                uint32_t max_buffers) {
   std::unique_ptr<DescriptorPool> p(new DescriptorPool(device));
+  p->max_sets_ = max_sets;
   VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, max_buffers};
   VkDescriptorPoolCreateInfo ci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
   ci.maxSets = max_sets;
@@ -156,10 +157,16 @@ DescriptorPool::~DescriptorPool() {
   if (pool_) device_.api().vkDestroyDescriptorPool(device_.handle(), pool_, nullptr);
 }
 
-Result<VkDescriptorSet> DescriptorPool::allocate(const Pipeline& pipeline, const std::vector<BufferRange>& buffers) {
-  if (buffers.size() != pipeline.desc().n_buffers)
+void DescriptorPool::reset() {
+  device_.api().vkResetDescriptorPool(device_.handle(), pool_, 0);
+  allocated_ = 0;
+}
+
+Result<VkDescriptorSet> DescriptorPool::allocate(const Pipeline& pipeline, std::span<const BufferRange> buffers) {
+  if (buffers.size() != pipeline.desc().n_buffers || buffers.size() > kMaxBuffers)
     return error("shader '%s' takes %u buffers, got %zu", pipeline.desc().shader.c_str(), pipeline.desc().n_buffers,
                  buffers.size());
+  if (full()) return error("descriptor pool full (%u sets)", max_sets_);
   VkDescriptorSetLayout layout = pipeline.set_layout();
   VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
   ai.descriptorPool = pool_;
@@ -168,8 +175,9 @@ Result<VkDescriptorSet> DescriptorPool::allocate(const Pipeline& pipeline, const
   VkDescriptorSet set = VK_NULL_HANDLE;
   ZINC_RETURN_IF_ERROR(vk_check(device_.api().vkAllocateDescriptorSets(device_.handle(), &ai, &set),
                                 "vkAllocateDescriptorSets"));
-  std::vector<VkDescriptorBufferInfo> infos(buffers.size());
-  std::vector<VkWriteDescriptorSet> writes(buffers.size());
+  ++allocated_;
+  VkDescriptorBufferInfo infos[kMaxBuffers];
+  VkWriteDescriptorSet writes[kMaxBuffers];
   for (size_t i = 0; i < buffers.size(); ++i) {
     infos[i] = {buffers[i].buffer->handle(), buffers[i].offset, buffers[i].size};
     writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
@@ -179,7 +187,7 @@ Result<VkDescriptorSet> DescriptorPool::allocate(const Pipeline& pipeline, const
     writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
     writes[i].pBufferInfo = &infos[i];
   }
-  device_.api().vkUpdateDescriptorSets(device_.handle(), uint32_t(writes.size()), writes.data(), 0, nullptr);
+  device_.api().vkUpdateDescriptorSets(device_.handle(), uint32_t(buffers.size()), writes, 0, nullptr);
   return set;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -63,13 +64,17 @@ class DescriptorPool {
   DescriptorPool(const DescriptorPool&) = delete;
   DescriptorPool& operator=(const DescriptorPool&) = delete;
 
-  // A set for `pipeline` with buffers[i] at binding i.
-  Result<VkDescriptorSet> allocate(const Pipeline& pipeline, const std::vector<BufferRange>& buffers);
+  // A set for `pipeline` with buffers[i] at binding i (at most kMaxBuffers).
+  Result<VkDescriptorSet> allocate(const Pipeline& pipeline, std::span<const BufferRange> buffers);
+  bool full() const { return allocated_ == max_sets_; }
+  void reset();  // frees every set allocated
+  static constexpr uint32_t kMaxBuffers = 32;
 
  private:
   explicit DescriptorPool(const Device& d) : device_(d) {}
   const Device& device_;
   VkDescriptorPool pool_ = VK_NULL_HANDLE;
+  uint32_t max_sets_ = 0, allocated_ = 0;
 };
 
 }  // namespace zinc::vulkan

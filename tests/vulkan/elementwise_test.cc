@@ -27,5 +27,30 @@ TEST(VulkanElementwise, AddSwigluMul) {
   }
 }
 
+// One recording of more dispatches than a descriptor pool of Commands holds (1024 sets), twice:
+// every dispatch reads the buffers it was recorded with, and a new recording reuses the pools.
+TEST(VulkanElementwise, RecordingsOfManyDispatches) {
+  ZINC_REQUIRE_VULKAN();
+  const uint32_t n = 1000, steps = 2500;
+  const auto a = random_floats(n, 3), b = random_floats(n, 4);
+  auto e = ops::Elementwise::create(dev(), ops::ElementwiseOp::kAdd);
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  for (int round = 0; round < 2; ++round) {
+    auto x = host_buffer(a), y = host_buffer({}, n), d = host_buffer(b);
+    run([&](Commands& c) {  // x += d, alternating through y: x ends as a + steps * d
+      for (uint32_t i = 0; i < steps; ++i) {
+        const bool even = i % 2 == 0;
+        ASSERT_TRUE((*e)->record(c, {even ? x.get() : y.get()}, {d.get()}, {even ? y.get() : x.get()}, n).ok());
+        c.compute_barrier();
+      }
+    });
+    const auto out = read_floats(steps % 2 == 0 ? *x : *y, n);
+    for (uint32_t i = 0; i < n; ++i) {
+      const double want = double(a[i]) + double(steps) * b[i];
+      ASSERT_NEAR(out[i], want, 1e-3 * (1 + std::fabs(want))) << round << " " << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace zinc::vulkan::test
