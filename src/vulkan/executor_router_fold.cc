@@ -26,7 +26,6 @@ Status Executor::plan_router_folds() {
   folded_gate_ups_.clear();
   const auto& ops = graph_.ops();
   const uint32_t topk_word = uint32_t(head_counter_words_), n_tokens = uint32_t(graph_.shape().n_tokens);
-  const uint32_t subgroup = kernels_.device().caps().subgroup_size;
   for (const auto& [gate_up, route] : routed_gate_ups_) {
     const auto& r = std::get<graph::MoeRoute>(ops[route].params);
     const auto& gu = std::get<graph::MoeMatmul>(ops[gate_up].params);
@@ -94,11 +93,11 @@ Status Executor::plan_router_folds() {
     plan.write_normed = write_normed;
     auto gate_up_kernel = kernels_.moe_matvec(weights_.matrix(gu.w)->type(), true);
     // Ranking at the end of M a's dispatch (the gate/up then skips it) paid on the H200 with 128
-    // experts, 4 a lane (qwen3-30b-a3b tg128 260.2 -> 265.1), and lost with 256 (qwen35-35b-a3b
-    // 296.3 -> 285.4): ranked up to kRankedPerLane a lane.
-    constexpr int64_t kRankedPerLane = 4;
+    // experts (qwen3-30b-a3b tg128 260.2 -> 265.1) and lost with 256 (qwen35-35b-a3b 296.3 ->
+    // 285.4) while one subgroup ranked; ranked by the whole workgroup (topk_rank.glsl) it pays
+    // with 256 too (H100: 331.1 -> 333.3).
     plan.ranked = gate_up_kernel.ok() && (*gate_up_kernel)->takes_ranked_ids() &&
-                  logits.cols <= kRankedPerLane * int64_t(subgroup) && kernels_.narrow_matvec(input_type, true).ok();
+                  logits.cols <= int64_t(ops::TopK::kMaxRows) && kernels_.narrow_matvec(input_type, true).ok();
     plan.ids = r.ids;
     plan.k = uint32_t(r.k);
     plan.counter_word = topk_word;

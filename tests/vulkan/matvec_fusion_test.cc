@@ -444,7 +444,9 @@ TEST(VulkanMatvecNormOut, PartialSumsAddUpToTheRows) {
 
 // Each token's largest rows ranked by the last workgroup (ops::TopK) of the top-k variant, in
 // the narrow shape a folded router uses: the ids are the k largest of the kernel's own rows,
-// largest first, and the counters are left at zero for the next dispatch.
+// largest first, and the counters are left at zero for the next dispatch. More rows than 8 a
+// lane of a subgroup (the ranking's old bound), and exact ties among the largest (a row's copy
+// with the same residual), which go to the lower index.
 TEST(VulkanMatvecTopK, RanksEachTokensRows) {
   ZINC_REQUIRE_VULKAN();
   MatvecOptions o = options(true, true, true);
@@ -454,12 +456,17 @@ TEST(VulkanMatvecTopK, RanksEachTokensRows) {
   auto made = Matvec::create(dev(), TensorType::Q8_0, o);
   if (!made.ok()) GTEST_SKIP() << made.status().message();
   const Matvec* mv = made->get();
-  const uint32_t sg = std::max<uint32_t>(dev().caps().subgroup_size, 1);
-  const uint32_t R = std::min<uint32_t>(100, ops::TopK::kMaxRowsPerLane * sg), C = 256, T = 3, K = 6;
-  const Matrix m = random_matrix(TensorType::Q8_0, R, C, 51);
+  const uint32_t R = 300, C = 256, T = 3, K = 6;
+  Matrix m = random_matrix(TensorType::Q8_0, R, C, 51);
+  const size_t rb = row_bytes(TensorType::Q8_0, C);
+  std::vector<float> y0 = random_floats(size_t(T) * R, 53);
+  for (const auto& [from, to] : {std::pair{7, 250}, std::pair{7, 131}, std::pair{40, 41}}) {
+    std::copy_n(m.bytes.begin() + from * rb, rb, m.bytes.begin() + to * rb);
+    for (uint32_t t = 0; t < T; ++t) y0[t * R + from] = y0[t * R + to] = from == 7 ? 1000.f + float(t) : 500.f;
+  }
   auto w = upload(m);
   ASSERT_TRUE(w);
-  auto bx = host_buffer(random_floats(size_t(T) * C, 52)), by = host_buffer(random_floats(size_t(T) * R, 53));
+  auto bx = host_buffer(random_floats(size_t(T) * C, 52)), by = host_buffer(y0);
   auto bids = host_buffer(std::vector<float>(T * K, -1.f)), bcount = host_buffer(std::vector<float>(T + 2, 0.f));
   const Activations y{{by.get()}, R};
   const ops::TopK topk{{bids.get()}, K, {bcount.get()}, 2};
@@ -479,6 +486,8 @@ TEST(VulkanMatvecTopK, RanksEachTokensRows) {
       for (uint32_t r = 0; r < R; ++r) order[r] = int32_t(r);
       std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return got[t * R + a] > got[t * R + b]; });
       for (uint32_t j = 0; j < K; ++j) EXPECT_EQ(ids[t * K + j], order[j]) << "run " << rep << " token " << t << " rank " << j;
+      EXPECT_EQ(got[t * R + 7], got[t * R + 250]);  // the ties are exact
+      EXPECT_EQ(std::vector<int32_t>(ids.begin() + t * K, ids.begin() + t * K + 3), (std::vector<int32_t>{7, 131, 250}));
     }
     std::vector<uint32_t> counters(T + 2);
     std::memcpy(counters.data(), bcount->mapped(), counters.size() * 4);

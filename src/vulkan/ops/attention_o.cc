@@ -53,7 +53,7 @@ const char* AttentionO::router_refusal(const DeviceCaps& caps, const WeightBuffe
   if (m.type() != TensorType::Q8_0 || m.chunks().size() != 1) return "M not one chunk of Q8_0";
   if (m.cols() != w_o.cols()) return "M's columns are not W_o's";
   if (m.rows() == 0 || m.rows() > kMaxRouterRows) return "no experts, or more than 256";
-  if (k > m.rows() || (k > 0 && m.rows() > kRankedPerLane * caps.subgroup_size)) return "more experts to rank than a subgroup holds";
+  if (k > m.rows()) return "more experts to rank than there are";
   if (n_partials < row_blocks(uint32_t(w_o.rows()), q_groups)) return "fewer norm partials than row blocks";
   return nullptr;
 }

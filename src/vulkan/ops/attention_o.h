@@ -43,7 +43,7 @@ struct AttentionORouter {
 class AttentionO {
  public:
   static constexpr uint32_t kMaxKeys = 256;  // shaders/attention_o.comp
-  static constexpr uint32_t kMaxRouterRows = 256, kRankedPerLane = 8;
+  static constexpr uint32_t kMaxRouterRows = 256;  // shaders/attention_o.comp: its scores' shared array
   // For W_o of `type`, `group` query heads a KV head and heads of head_dim; `router`: the
   // variant that takes AttentionORouter.
   static Result<std::unique_ptr<AttentionO>> create(const Device& device, TensorType type, uint32_t group,

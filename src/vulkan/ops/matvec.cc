@@ -223,9 +223,8 @@ Status Matvec::record_pair(Commands& cmd, const WeightBuffer& w0, const WeightBu
     if (!options_.topk || w1 || conv || rope_kv || norm_out || write_norm || w0.chunks().size() != 1 ||
         !staged_for(w0.cols()))
       return error("matvec top-k: needs a top-k matvec's staged kernel on one chunk, alone");
-    if (topk->k == 0 || topk->k > w0.rows() || w0.rows() > TopK::kMaxRowsPerLane * subgroup_size_)
-      return error("matvec top-%u of %lld rows (at most %u rows)", topk->k, (long long)w0.rows(),
-                   TopK::kMaxRowsPerLane * subgroup_size_);
+    if (topk->k == 0 || topk->k > w0.rows() || w0.rows() > TopK::kMaxRows)
+      return error("matvec top-%u of %lld rows (at most %u rows)", topk->k, (long long)w0.rows(), TopK::kMaxRows);
   }
   if (options_.prequantized_x && (gated || conv || rope_kv || write_norm || x.stride % 32 != 0 || w0.cols() % 32 != 0))
     return error("matvec prequantized x: needs x's stride and cols multiples of 32, no gated norm, epilogue or "

@@ -115,13 +115,13 @@ struct NormOut {
 // finish the token: their indices, largest first (ties: the lower index), into `ids` (k ints a
 // token). The workgroups meet in `counters` (n_tokens words from counter_word, zero and left
 // zero, used by no concurrent dispatch). A Matvec made with MatvecOptions::topk, one chunk, rows
-// at most kMaxRowsPerLane x the subgroup size.
+// at most kMaxRows.
 struct TopK {
   BufferRange ids;
   uint32_t k = 0;
   BufferRange counters;
   uint32_t counter_word = 0;
-  static constexpr uint32_t kMaxRowsPerLane = 8;  // shaders/matvec_topk.glsl: rows <= 8 x subgroup size
+  static constexpr uint32_t kMaxRows = 512;  // shaders/matvec_topk.glsl: kRankRows
 };
 
 // What a matvec fuses around the product; at most one of norm and gated, one of conv, rope_kv,

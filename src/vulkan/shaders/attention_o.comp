@@ -69,9 +69,6 @@ layout(std430, binding = 13) writeonly buffer Ids { int ids[]; };
 layout(std430, binding = 14) readonly buffer NormW { float norm_w[]; };
 layout(std430, binding = 15) writeonly buffer Weighted { float weighted[]; };
 layout(std430, binding = 16) writeonly buffer NormPartials { float norm_partials[]; };
-const uint kTopkPerLane = 8;
-void store_rank(uint i, uint id) { ids[i] = int(id); }
-#include "topk_rank.glsl"
 #endif
 
 shared vec4 sq4[kMaxG * kDim / 4];  // the query heads times the scale; then the attention's output
@@ -84,6 +81,11 @@ shared vec4 s_xf[kMaxCols / 32];
 shared ivec2 s_xs[kMaxCols / 32];
 shared bool s_last;
 #include "int8_x.glsl"
+#ifdef ROUTER
+void store_rank(uint i, uint id) { ids[i] = int(id); }
+#define RANK_VALUES sp
+#include "topk_rank.glsl"
+#endif
 
 vec4 sigmoid(vec4 x) { return 1.0 / (1.0 + exp(-x)); }
 
@@ -170,12 +172,9 @@ void finish_router(uint m0, uint m_end, uint router_word, uint m_blocks) {
   barrier();
   if (!s_last_router) return;
   memoryBarrierBuffer();
-  if (gl_SubgroupID == 0) {
-    const uint lane = gl_SubgroupInvocationID, step = gl_SubgroupSize;
-    float v[kTopkPerLane];
-    [[unroll]] for (uint u = 0; u < kTopkPerLane; ++u) v[u] = lane + u * step < p.m_rows ? logits[lane + u * step] : -1.0 / 0.0;
-    rank_top(v, p.m_rows, p.topk, 0u);
-  }
+  for (uint e = tid; e < p.m_rows; e += kThreads) sp[e] = rank_value(logits[e]);  // sp is free by now
+  barrier();
+  rank_top(p.m_rows, p.topk, 0u);
   if (tid == 0) counters[router_word] = 0u;
 }
 
