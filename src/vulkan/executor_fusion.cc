@@ -193,8 +193,7 @@ void Executor::plan_attention_o() {
     RouterFoldPlan* rf = fold == router_folds_.end() ? nullptr : &fold->second;
     const uint32_t qgs = ops::AttentionO::q_groups(uint32_t(a->q_heads.n_heads), layer.n_kv_heads, rf != nullptr);
     const uint32_t fused_partials = std::max(rf ? rf->n_partials : 0, ops::AttentionO::row_blocks(rows, qgs));
-    if (rf && ops::AttentionO::router_refusal(kernels_.device().caps(), *w, qgs, *rf->weights->input,
-                                              rf->ranked ? rf->k : 0, fused_partials))
+    if (rf && ops::AttentionO::router_refusal(*w, qgs, *rf->weights->input, rf->ranked ? rf->k : 0, fused_partials))
       continue;
     if (rf && fused_partials > rf->n_partials) rf->partials = reserve_private(uint64_t(fused_partials) * 4);  // one token
     if (rf) rf->fused_partials = fused_partials;

@@ -117,7 +117,7 @@ void check(const Case& c) {
   const ops::AttentionORouter router{mbuf.get(), {slbuf.get()}, {lbuf.get()}, {ibuf.get()}, c.topk,
                                      {nwbuf.get()}, {wsbuf.get()}, {npbuf.get()}, n_partials};
   if (routed) {
-    ASSERT_EQ(ops::AttentionO::router_refusal(dev().caps(), *wbuf, qgs, *mbuf, c.topk, n_partials), nullptr);
+    ASSERT_EQ(ops::AttentionO::router_refusal(*wbuf, qgs, *mbuf, c.topk, n_partials), nullptr);
   }
   run([&](Commands& cmd) {
     const Status s = (*op)->record(cmd, a, *wbuf, layer, sd, {partials.get()}, {counters.get()}, counter_word,
@@ -245,12 +245,12 @@ TEST(VulkanAttentionO, RefusesWhatTheKernelCannotTake) {
   auto narrow = upload(random_matrix(TensorType::Q8_0, 16, 4 * 128, 5));
   auto many = upload(random_matrix(TensorType::Q8_0, 300, 8 * 128, 5));
   ASSERT_TRUE(m && m4 && narrow && many);
-  EXPECT_EQ(ops::AttentionO::router_refusal(caps, *wbuf, 2, *m, 4, blocks), nullptr);
-  EXPECT_NE(ops::AttentionO::router_refusal(caps, *wbuf, 2, *m4, 4, blocks), nullptr) << "M in Q4_K";
-  EXPECT_NE(ops::AttentionO::router_refusal(caps, *wbuf, 2, *narrow, 4, blocks), nullptr) << "M narrower than W_o";
-  EXPECT_NE(ops::AttentionO::router_refusal(caps, *wbuf, 2, *many, 0, blocks), nullptr) << "300 experts";
-  EXPECT_NE(ops::AttentionO::router_refusal(caps, *wbuf, 2, *m, 17, blocks), nullptr) << "17 of 16 ranked";
-  EXPECT_NE(ops::AttentionO::router_refusal(caps, *wbuf, 2, *m, 4, blocks - 1), nullptr) << "too few norm partials";
+  EXPECT_EQ(ops::AttentionO::router_refusal(*wbuf, 2, *m, 4, blocks), nullptr);
+  EXPECT_NE(ops::AttentionO::router_refusal(*wbuf, 2, *m4, 4, blocks), nullptr) << "M in Q4_K";
+  EXPECT_NE(ops::AttentionO::router_refusal(*wbuf, 2, *narrow, 4, blocks), nullptr) << "M narrower than W_o";
+  EXPECT_NE(ops::AttentionO::router_refusal(*wbuf, 2, *many, 0, blocks), nullptr) << "300 experts";
+  EXPECT_NE(ops::AttentionO::router_refusal(*wbuf, 2, *m, 17, blocks), nullptr) << "17 of 16 ranked";
+  EXPECT_NE(ops::AttentionO::router_refusal(*wbuf, 2, *m, 4, blocks - 1), nullptr) << "too few norm partials";
 }
 
 }  // namespace

@@ -48,8 +48,8 @@ const char* AttentionO::refusal(const DeviceCaps& caps, const KvLayerBuffers& la
   return nullptr;
 }
 
-const char* AttentionO::router_refusal(const DeviceCaps& caps, const WeightBuffer& w_o, uint32_t q_groups,
-                                      const WeightBuffer& m, uint32_t k, uint32_t n_partials) {
+const char* AttentionO::router_refusal(const WeightBuffer& w_o, uint32_t q_groups, const WeightBuffer& m, uint32_t k,
+                                      uint32_t n_partials) {
   if (m.type() != TensorType::Q8_0 || m.chunks().size() != 1) return "M not one chunk of Q8_0";
   if (m.cols() != w_o.cols()) return "M's columns are not W_o's";
   if (m.rows() == 0 || m.rows() > kMaxRouterRows) return "no experts, or more than 256";
@@ -99,7 +99,7 @@ Status AttentionO::record(Commands& cmd, const AttentionOArgs& a, const WeightBu
   if ((router != nullptr) != router_) return error("attention + output projection: router arguments %s", router_ ? "missing" : "given");
   const uint32_t qgs = q_groups(n_q, layer.n_kv_heads, router_);
   if (router) {
-    if (const char* why = router_refusal(caps_, w_o, qgs, *router->m, router->k, router->n_partials))
+    if (const char* why = router_refusal(w_o, qgs, *router->m, router->k, router->n_partials))
       return error("attention + output projection with a router: %s", why);
   }
   const uint32_t rows = uint32_t(w_o.rows()), per = rows_per_group(rows, qgs);

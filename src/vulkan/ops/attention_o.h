@@ -53,8 +53,8 @@ class AttentionO {
   static const char* refusal(const DeviceCaps& caps, const KvLayerBuffers& layer, uint32_t n_q_heads,
                              const WeightBuffer& w_o);
   // Why the router variant cannot take this router (null: it can), for W_o of `rows`.
-  static const char* router_refusal(const DeviceCaps& caps, const WeightBuffer& w_o, uint32_t q_groups,
-                                    const WeightBuffer& m, uint32_t k, uint32_t n_partials);
+  static const char* router_refusal(const WeightBuffer& w_o, uint32_t q_groups, const WeightBuffer& m, uint32_t k,
+                                    uint32_t n_partials);
   // Query heads a workgroup takes for `group` query heads a KV head, and the workgroups of a row
   // block, q_groups, which the helpers below take. The router variant takes one: on the H100
   // (session 31), one against four gave Qwen3-30B-A3B tg128 321.2 -> 331.8 and Qwen3.5-35B-A3B
