@@ -204,6 +204,7 @@ TEST(VulkanAttentionO, MatchesAttentionThenProjection) {
       {"router: 8/2 heads dim 64, depth 70, Q4_K, 60 experts, 4 ranked", 8, 2, 64, 70, 200, TensorType::Q4_K, false, 60, 4},
       {"router: 32/4 heads dim 128, depth 127, Q4_K, 64 experts, 8 ranked", 32, 4, 128, 127, 256, TensorType::Q4_K, false, 64, 8},
       {"router: 8/2 heads dim 64, depth 10, Q4_K, 256 experts, 8 ranked", 8, 2, 64, 10, 128, TensorType::Q4_K, false, 256, 8},
+      {"router: 32/4 heads dim 64, depth 5, Q4_K, 2048 rows, 128 experts in one block, 8 ranked", 32, 4, 64, 5, 2048, TensorType::Q4_K, false, 128, 8},
       {"8/1 heads dim 64, depth 20, Q8_0", 8, 1, 64, 20, 100, TensorType::Q8_0, false},
   };
   const DeviceCaps& caps = dev().caps();

@@ -159,20 +159,28 @@ void router_rows(uint qg, uint ng, uint LG, uint m0, uint m_end) {
 }
 
 // A router block's last workgroup: its logits (R s + M a, query-head groups in order); the last
-// router block to finish (counted at router_word, left zero) ranks them all.
+// router block to finish (counted at router_word, left zero) ranks them all. A lone router block
+// ranks the logits it holds in shared memory, with no second count and no read back.
 void finish_router(uint m0, uint m_end, uint router_word, uint m_blocks) {
   const uint tid = gl_LocalInvocationID.x;
   for (uint e = m0 + tid; e < m_end; e += kThreads) {
-    logits[e] = add_parts(stream_logits[e], p.q_groups * p.rows + e, p.m_rows);
+    const float v = add_parts(stream_logits[e], p.q_groups * p.rows + e, p.m_rows);
+    logits[e] = v;
+    sp[e] = rank_value(v);  // sp is free by now
   }
   if (p.topk == 0u) return;
+  if (m_blocks == 1u) {
+    barrier();
+    rank_top(p.m_rows, p.topk, 0u);
+    return;
+  }
   memoryBarrierBuffer();
   barrier();
   if (tid == 0) s_last_router = atomicAdd(counters[router_word], 1u) == m_blocks - 1u;
   barrier();
   if (!s_last_router) return;
   memoryBarrierBuffer();
-  for (uint e = tid; e < p.m_rows; e += kThreads) sp[e] = rank_value(logits[e]);  // sp is free by now
+  for (uint e = tid; e < p.m_rows; e += kThreads) sp[e] = rank_value(logits[e]);
   barrier();
   rank_top(p.m_rows, p.topk, 0u);
   if (tid == 0) counters[router_word] = 0u;

@@ -56,25 +56,47 @@ shared float s_head[kMaxHeadDim];
 shared float s_head_red[kGroupSize / kMinSubgroupSize];
 shared uint s_heads_done;
 
-float head_normed(uint d, float inv) {
-  return (p.flags & kHeadNormFlag) != 0u ? (s_head[d] * inv) * head_w[d] : s_head[d];
+// What element d of a head takes besides the head's values: its norm weight and its partner's,
+// and its pair's angle at token t. The same for every head, so finish_heads loads them before the
+// workgroup counts itself, off the chain of the head's last workgroup.
+struct HeadTerms {
+  float w, wo;
+  vec2 cs;
+};
+
+uint head_other(uint d) {
+  const uint n = p.n_pairs;
+  const bool adj = (p.flags & kAdjacentFlag) != 0u;
+  return d >= 2 * n ? d : adj ? d ^ 1u : d < n ? d + n : d - n;
+}
+
+HeadTerms head_terms(uint t, uint d) {
+  const uint n = p.n_pairs;
+  const bool adj = (p.flags & kAdjacentFlag) != 0u, rot = d < 2 * n, normed = (p.flags & kHeadNormFlag) != 0u;
+  HeadTerms k;
+  k.w = normed ? head_w[d] : 1.0;
+  k.wo = normed ? head_w[head_other(d)] : 1.0;
+  k.cs = rot ? angle(t, adj ? d / 2 : d < n ? d : d - n) : vec2(1.0, 0.0);
+  return k;
+}
+
+float head_normed(uint d, float inv, float w) {
+  return (p.flags & kHeadNormFlag) != 0u ? (s_head[d] * inv) * w : s_head[d];
 }
 
 // Element d of the head, normalised and rotated.
-float head_value(uint t, uint d, float inv) {
+float head_value(uint d, float inv, HeadTerms k) {
   const uint n = p.n_pairs;
   const bool adj = (p.flags & kAdjacentFlag) != 0u, rot = d < 2 * n;
-  const uint pair = !rot ? 0u : adj ? d / 2 : d < n ? d : d - n;
-  const uint other = !rot ? d : adj ? d ^ 1u : d < n ? d + n : d - n;
   const bool first = adj ? (d & 1u) == 0u : d < n;  // the pair's first element: x0 c - x1 s
-  const float x = head_normed(d, inv), o = head_normed(other, inv);
+  const float x = head_normed(d, inv, k.w), o = head_normed(head_other(d), inv, k.wo);
   if (!rot) return x;
-  const vec2 cs = angle(t, pair);
-  return x * cs.x + (first ? -o : o) * cs.y;
+  return x * k.cs.x + (first ? -o : o) * k.cs.y;
 }
 
 // Head h of token t, its raw values in s_head (after a barrier): y and the pool get the result.
-void head_epilogue(uint t, uint h, uint row, uint n_threads) {
+// pre0, pre1: the terms of elements 2 tid and 2 tid + 1 (head_terms), when tid < head_dim / 2.
+void head_epilogue(uint t, uint h, uint row, uint n_threads, HeadTerms pre0, HeadTerms pre1) {
   const uint tid = gl_LocalInvocationID.x, dim = p.head_dim;
   float inv = 1.0;
   if ((p.flags & kHeadNormFlag) != 0u) {
@@ -89,7 +111,9 @@ void head_epilogue(uint t, uint h, uint row, uint n_threads) {
   }
   const uint base = t * p.y_stride + p.y_offset + h * p.slot_floats;
   for (uint w = tid; w < dim / 2; w += n_threads) {
-    const float a = head_value(t, 2 * w, inv), b = head_value(t, 2 * w + 1, inv);
+    const bool mine = w == tid;
+    const float a = head_value(2 * w, inv, mine ? pre0 : head_terms(t, 2 * w));
+    const float b = head_value(2 * w + 1, inv, mine ? pre1 : head_terms(t, 2 * w + 1));
     y[base + 2 * w] = a;
     y[base + 2 * w + 1] = b;
     if ((p.flags & kStoreFlag) != 0u) kv_pool[row * p.row_words + (p.y_offset + h * dim) / 2 + w] = packHalf2x16(vec2(a, b));
@@ -102,6 +126,11 @@ void finish_heads(uint t, uint row0, uint row, uint n_threads) {
   const uint tid = gl_LocalInvocationID.x, stride = p.slot_floats, dim = p.head_dim, rpg = p.rows_per_group;
   const uint n_heads = p.rows / stride, row_end = min(row0 + rpg, p.rows);
   const uint h0 = row0 / stride, h1 = min((row_end - 1) / stride + 1, n_heads);  // heads [h0, h1) may meet ours
+  HeadTerms pre0 = HeadTerms(1.0, 1.0, vec2(1.0, 0.0)), pre1 = pre0;
+  if (tid < dim / 2) {  // requested now, used only if this workgroup finishes a head
+    pre0 = head_terms(t, 2 * tid);
+    pre1 = head_terms(t, 2 * tid + 1);
+  }
   memoryBarrierBuffer();
   barrier();
   if (tid == 0) {
@@ -123,7 +152,7 @@ void finish_heads(uint t, uint row0, uint row, uint n_threads) {
     const uint base = t * p.y_stride + p.y_offset + h * stride;
     for (uint d = tid; d < dim; d += n_threads) s_head[d] = y[base + d];
     barrier();
-    head_epilogue(t, h, row, n_threads);
+    head_epilogue(t, h, row, n_threads, pre0, pre1);
     if (tid == 0) head_counters[p.state_offset + t * n_heads + h] = 0u;
     barrier();
   }
