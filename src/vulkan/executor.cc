@@ -340,7 +340,8 @@ Status Executor::record_attention_o(Commands& cmd, size_t index, const Attention
   access(cmd, rd, wr);
   ZINC_ASSIGN_OR_RETURN(const ops::AttentionO* k,
                         kernels_.attention_o(w->type(), uint32_t(a.q_heads.n_heads) / layer.n_kv_heads, layer.head_dim_k,
-                                             fold != nullptr));
+                                             fold != nullptr,
+                                             fold ? ops::AttentionO::rank_parts(m_rows, kernels_.device().caps().min_subgroup_size) : 1));
   ops::AttentionOArgs args;
   args.q = act(a.q);
   args.q_heads = a.q_heads;

@@ -62,10 +62,11 @@ Result<const ops::Matvec*> Kernels::norm_out_matvec(TensorType type) {
   return cached(norm_out_matvec_[type], device_, type, o);
 }
 
-Result<const ops::AttentionO*> Kernels::attention_o(TensorType type, uint32_t group, uint32_t head_dim, bool router) {
-  auto& slot = attention_o_[{type, group, head_dim, router}];
+Result<const ops::AttentionO*> Kernels::attention_o(TensorType type, uint32_t group, uint32_t head_dim, bool router,
+                                                    uint32_t rank_parts) {
+  auto& slot = attention_o_[{type, group, head_dim, router, rank_parts}];
   if (!slot) {
-    ZINC_ASSIGN_OR_RETURN(slot, ops::AttentionO::create(device_, type, group, head_dim, router));
+    ZINC_ASSIGN_OR_RETURN(slot, ops::AttentionO::create(device_, type, group, head_dim, router, rank_parts));
   }
   return slot.get();
 }

@@ -43,7 +43,8 @@ class Kernels {
   // folded router's projection.
   Result<const ops::Matvec*> norm_out_matvec(TensorType type);
   // Decode attention fused with the output projection (W_o of `type`, `group` query heads a KV head).
-  Result<const ops::AttentionO*> attention_o(TensorType type, uint32_t group, uint32_t head_dim, bool router = false);
+  Result<const ops::AttentionO*> attention_o(TensorType type, uint32_t group, uint32_t head_dim, bool router = false,
+                                             uint32_t rank_parts = 1);
   Result<const ops::Gemm*> gemm(TensorType type);
   Result<const ops::GetRows*> get_rows(TensorType type);
   Result<const ops::MoeMatvec*> moe_matvec(TensorType type, bool swiglu);
@@ -72,7 +73,7 @@ class Kernels {
   std::map<std::pair<TensorType, bool>, std::unique_ptr<ops::Matvec>> matvec_;
   std::map<std::pair<TensorType, bool>, std::unique_ptr<ops::Matvec>> narrow_matvec_;
   std::map<TensorType, std::unique_ptr<ops::Matvec>> norm_out_matvec_;
-  std::map<std::tuple<TensorType, uint32_t, uint32_t, bool>, std::unique_ptr<ops::AttentionO>> attention_o_;
+  std::map<std::tuple<TensorType, uint32_t, uint32_t, bool, uint32_t>, std::unique_ptr<ops::AttentionO>> attention_o_;
   std::map<TensorType, std::unique_ptr<ops::Gemm>> gemm_;
   std::map<TensorType, std::unique_ptr<ops::GetRows>> get_rows_;
   std::map<std::pair<TensorType, bool>, std::unique_ptr<ops::MoeMatvec>> moe_matvec_;

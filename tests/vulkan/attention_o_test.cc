@@ -56,8 +56,8 @@ std::unique_ptr<Buffer> bytes_buffer(const void* data, size_t n_bytes) {
   return b;
 }
 
-void check(const Case& c) {
-  SCOPED_TRACE(c.name);
+void check(const Case& c, uint32_t rank_parts) {
+  SCOPED_TRACE(std::string(c.name) + " (" + std::to_string(rank_parts) + " lanes a ranked value)");
   const uint32_t group = c.n_q / c.n_kv, n_keys = c.pos + 1, n_pages = (n_keys + 15) / 16 + 2;
   std::vector<int32_t> pages(n_pages);
   std::iota(pages.begin(), pages.end(), 0);
@@ -99,7 +99,7 @@ void check(const Case& c) {
   ASSERT_EQ(ops::AttentionO::refusal(dev().caps(), layer, c.n_q, *wbuf), nullptr);
   const bool routed = c.experts > 0;
   const uint32_t qgs = ops::AttentionO::q_groups(c.n_q, c.n_kv, routed);
-  auto op = ops::AttentionO::create(dev(), c.type, group, c.dim, routed);
+  auto op = ops::AttentionO::create(dev(), c.type, group, c.dim, routed, rank_parts);
   ASSERT_TRUE(op.ok()) << op.status().message();
   const uint32_t counter_word = 3, n_counters = ops::AttentionO::counter_words(c.rows, qgs, c.experts);
   auto partials = host_buffer({}, ops::AttentionO::partial_floats(c.rows, qgs, c.experts));
@@ -210,7 +210,11 @@ TEST(VulkanAttentionO, MatchesAttentionThenProjection) {
   const DeviceCaps& caps = dev().caps();
   if (!caps.subgroup_arithmetic || !caps.subgroup_shuffle || !caps.int8_dot || caps.min_subgroup_size < 8)
     GTEST_SKIP() << "the kernel needs subgroups of 8 or more and int8 dot products";
-  for (const Case& c : cases) check(c);
+  for (const Case& c : cases) {
+    check(c, 1);  // the router's ranking one lane a value, and as the executor takes it where they differ
+    const uint32_t parts = ops::AttentionO::rank_parts(c.experts, caps.min_subgroup_size);
+    if (c.experts > 0 && parts > 1) check(c, parts);
+  }
 }
 
 TEST(VulkanAttentionO, RefusesWhatTheKernelCannotTake) {
@@ -238,6 +242,8 @@ TEST(VulkanAttentionO, RefusesWhatTheKernelCannotTake) {
   ASSERT_TRUE(fbuf);
   EXPECT_NE(ops::AttentionO::refusal(caps, ok, 8, *fbuf), nullptr) << "an F16 W_o";
   EXPECT_FALSE(ops::AttentionO::create(dev(), TensorType::Q4_K, 9, 128).ok()) << "9 heads a KV head";
+  EXPECT_FALSE(ops::AttentionO::create(dev(), TensorType::Q4_K, 8, 128, true, 3).ok()) << "3 lanes a ranked value";
+  EXPECT_FALSE(ops::AttentionO::create(dev(), TensorType::Q4_K, 8, 128, true, 16).ok()) << "16 lanes a ranked value";
 
   // The router variant's M, ranking and norm partials.
   const uint32_t blocks = ops::AttentionO::row_blocks(64, 2);

@@ -68,10 +68,18 @@ uint32_t AttentionO::rows_per_group(uint32_t rows, uint32_t q_groups) {
   return std::clamp<uint32_t>(std::bit_ceil(uint32_t(std::max<uint64_t>(want, 1))), 16, 1024);
 }
 
+uint32_t AttentionO::rank_parts(uint32_t experts, uint32_t min_subgroup_size) {
+  uint32_t parts = 1;
+  while (parts < 8 && 2 * parts <= min_subgroup_size && 2 * parts * uint64_t(experts) <= kThreads) parts *= 2;
+  return parts;
+}
+
 Result<std::unique_ptr<AttentionO>> AttentionO::create(const Device& device, TensorType type, uint32_t group,
-                                                       uint32_t head_dim, bool router) {
+                                                       uint32_t head_dim, bool router, uint32_t rank_parts) {
   if (!int8_capable(type)) return error("attention + output projection: %s has no int8 kernel", std::string(type_name(type)).c_str());
   if (group == 0 || group > kMaxG) return error("attention + output projection: %u query heads a KV head", group);
+  if (!std::has_single_bit(rank_parts) || rank_parts > std::min(8u, device.caps().min_subgroup_size))
+    return error("attention + output projection: %u lanes a ranked value", rank_parts);
   std::unique_ptr<AttentionO> op(new AttentionO());
   op->type_ = type;
   op->group_ = group;
@@ -82,7 +90,7 @@ Result<std::unique_ptr<AttentionO>> AttentionO::create(const Device& device, Ten
                                                                  shader_type_suffix(type),
                                                      router ? kRouterBindings : kBindings, sizeof(Push),
                                                      {std::max(device.caps().min_subgroup_size, kMinSubgroup),
-                                                      workgroup_heads(group, router), head_dim}));
+                                                      workgroup_heads(group, router), head_dim, rank_parts}));
   return op;
 }
 

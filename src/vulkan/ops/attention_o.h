@@ -45,9 +45,13 @@ class AttentionO {
   static constexpr uint32_t kMaxKeys = 256;  // shaders/attention_o.comp
   static constexpr uint32_t kMaxRouterRows = 256;  // shaders/attention_o.comp: its scores' shared array
   // For W_o of `type`, `group` query heads a KV head and heads of head_dim; `router`: the
-  // variant that takes AttentionORouter.
+  // variant that takes AttentionORouter, whose ranking shares each value's count among
+  // `rank_parts` lanes (rank_parts(), for the router's experts; any count ranks correctly).
   static Result<std::unique_ptr<AttentionO>> create(const Device& device, TensorType type, uint32_t group,
-                                                    uint32_t head_dim, bool router = false);
+                                                    uint32_t head_dim, bool router = false, uint32_t rank_parts = 1);
+  // Lanes a value for ranking `experts` in one workgroup: the most, up to 8 and the subgroup
+  // size, that still leave every value its lanes.
+  static uint32_t rank_parts(uint32_t experts, uint32_t min_subgroup_size);
   ~AttentionO();
   // Why the kernel cannot take this geometry (null: it can): the device, head dims, group, W_o.
   static const char* refusal(const DeviceCaps& caps, const KvLayerBuffers& layer, uint32_t n_q_heads,

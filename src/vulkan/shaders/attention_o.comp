@@ -31,6 +31,7 @@ layout(local_size_x = 256) in;
 layout(constant_id = 0) const uint kMinSubgroupSize = 8;
 layout(constant_id = 1) const uint kMaxG = 8;   // the query heads of a KV head
 layout(constant_id = 2) const uint kDim = 128;  // the head dim (dk == dv)
+layout(constant_id = 3) const uint kRankParts = 1;  // ROUTER: lanes a ranked value (ops::AttentionO::rank_parts)
 const uint kThreads = 256, kMaxKeys = 256, kMaxCols = 2048;
 const uint kVRows = 8;   // V rows a thread loads at once
 const uint kOSteps = 4;  // W_o row steps a lane loads at once
@@ -84,6 +85,8 @@ shared bool s_last;
 #ifdef ROUTER
 void store_rank(uint i, uint id) { ids[i] = int(id); }
 #define RANK_VALUES sp
+#define RANK_PARTS kRankParts
+#define RANK_MAX_ROWS kMaxKeys  // ops::AttentionO::kMaxRouterRows
 #include "topk_rank.glsl"
 #endif
 

@@ -12,6 +12,8 @@ shared bool s_topk_last;
 shared float s_rank[kRankRows];
 void store_rank(uint i, uint id) { topk_ids[i] = int(id); }
 #define RANK_VALUES s_rank
+#define RANK_PARTS 1u
+#define RANK_MAX_ROWS kRankRows
 #include "topk_rank.glsl"
 
 void topk_epilogue(uint t) {
