@@ -128,9 +128,14 @@ Result<std::unique_ptr<Matvec>> Matvec::create(const Device& device, TensorType 
 // 280 325.7, 300 335.6, 448 333.0, 600 319.2, 900 299.4. Rounded up with 400, which leaves the
 // 8B's and the 30B's products as 300 rounded down did, the 35B's 8192-row products (delta-net
 // qkv, gated attention q) take 2 passes instead of 1 in 512 workgroups: tg128 291.5 -> 307.0.
+// SwiGLU pairs take up to 600 workgroups a pass (session 38, H100, the kernels of that day: the
+// 8B's pair in 3 passes, 598 workgroups, instead of 5, 359: tg128 318.2 -> 323.3; 4 passes 320.9,
+// 6 312.1, 2 303.5, 1 305.7), while 600 for every product cost the 35B 0.6 % (its 8192-row
+// products in 1 pass).
 Matvec::StagedShape Matvec::staged_shape(const Staged& staged, uint32_t rows) const {
   if (options_.rows) return {options_.rows, options_.k_slices ? options_.k_slices : 1};
-  constexpr uint32_t kPassWorkgroups = 400, kMaxPasses = 8;
+  constexpr uint32_t kMaxPasses = 8;
+  const uint32_t kPassWorkgroups = options_.swiglu ? 600 : 400;
   const uint32_t per_pass = std::max<uint32_t>(staged.threads / subgroup_size_, 1) * (options_.swiglu ? 1 : 2);
   const uint32_t workgroups = (rows + per_pass - 1) / per_pass;
   const uint32_t passes = std::clamp<uint32_t>((workgroups + kPassWorkgroups - 1) / kPassWorkgroups, 1, kMaxPasses);
