@@ -211,7 +211,7 @@ TEST(VulkanAttentionO, MatchesAttentionThenProjection) {
   if (!caps.subgroup_arithmetic || !caps.subgroup_shuffle || !caps.int8_dot || caps.min_subgroup_size < 8)
     GTEST_SKIP() << "the kernel needs subgroups of 8 or more and int8 dot products";
   for (const Case& c : cases) {
-    check(c, 1);  // the router's ranking one lane a value, and as the executor takes it where they differ
+    check(c, 1);  // the router's ranking in its chunk form, and in the lanes form where the executor takes that
     const uint32_t parts = ops::AttentionO::rank_parts(c.experts, caps.min_subgroup_size);
     if (c.experts > 0 && parts > 1) check(c, parts);
   }

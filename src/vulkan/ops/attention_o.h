@@ -46,7 +46,8 @@ class AttentionO {
   static constexpr uint32_t kMaxRouterRows = 256;  // shaders/attention_o.comp: its scores' shared array
   // For W_o of `type`, `group` query heads a KV head and heads of head_dim; `router`: the
   // variant that takes AttentionORouter, whose ranking shares each value's count among
-  // `rank_parts` lanes (rank_parts(), for the router's experts; any count ranks correctly).
+  // `rank_parts` lanes (rank_parts(), for the router's experts), or with 1 ranks each subgroup's
+  // chunk first (topk_rank.glsl); every form ranks correctly.
   static Result<std::unique_ptr<AttentionO>> create(const Device& device, TensorType type, uint32_t group,
                                                     uint32_t head_dim, bool router = false, uint32_t rank_parts = 1);
   // Lanes a value for ranking `experts` in one workgroup: the most, up to 8 and the subgroup
